@@ -1,0 +1,133 @@
+"""The retrolink command: build, run, up, test, demo, bench."""
+import argparse
+import shlex
+import subprocess
+import sys
+
+from . import paths
+from .machine import MachineError, load_machine, parse_value
+from .progress import StepFailed, say
+
+DEFAULT_MACHINE = "sure-sx"
+
+
+def _overrides(pairs) -> dict:
+    out = {}
+    for p in pairs or []:
+        if "=" not in p:
+            raise MachineError(f"--set {p}: expected NAME=VALUE, e.g. --set sxm.mips=20")
+        k, v = p.split("=", 1)
+        out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def cmd_build(args) -> int:
+    from .build import build_all
+    art = build_all()
+    say(f"ready: {art.qemu}, {art.initrd}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .build import build_all
+    from .runner import run_command
+    machine = load_machine(args.machine, _overrides(args.set))
+    if not args.command:
+        raise MachineError("nothing to run: give a command after --, e.g. "
+                           f"retrolink run {args.machine} -- uname -a")
+    art = build_all()
+    script = shlex.join(args.command)
+    result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
+                         trace=args.trace)
+    return 0 if result.ok else 1
+
+
+def cmd_up(args) -> int:
+    from .build import build_all
+    from .interactive import up
+    machine = load_machine(args.machine, _overrides(args.set))
+    return up(machine, build_all())
+
+
+def cmd_shell(args) -> int:
+    from .interactive import shell
+    return shell(args.node, args.run_dir)
+
+
+def cmd_test(args) -> int:
+    from .build import build_all
+    build_all()
+    cmd = [sys.executable, "-m", "pytest", str(paths.REPO / "tests"), *args.pytest_args]
+    say("running the test suite: " + " ".join(cmd[2:]))
+    return subprocess.call(cmd, cwd=paths.REPO)
+
+
+def cmd_bench(args) -> int:
+    from .bench.cli import bench_main
+    return bench_main(args)
+
+
+def cmd_demo(args) -> int:
+    from .bench.cli import bench_main
+    args.which = "sx"
+    return bench_main(args)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="retrolink", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("build", help="build QEMU, the guest kernel/modules/userland and initramfs")
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("run", help="boot MACHINE, run a command on its nodes, shut down")
+    s.add_argument("machine", help="name in machines/ (e.g. plain, sure-sx) or a .toml path")
+    s.add_argument("--node", type=int, action="append",
+                   help="run only on this node (repeatable); default: every node")
+    s.add_argument("--timeout", type=float, help="wall-clock limit in seconds")
+    s.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="override a machine parameter, e.g. link.rate=125MB/s")
+    s.add_argument("--trace", action="store_true", help="write the fabric's frame trace")
+    s.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("up", help="boot MACHINE and keep it running (interactive)")
+    s.add_argument("machine")
+    s.add_argument("--set", action="append", metavar="NAME=VALUE")
+    s.set_defaults(func=cmd_up)
+
+    s = sub.add_parser("shell", help="a shell on a node of the running cluster")
+    s.add_argument("node", type=int)
+    s.add_argument("--run-dir", help="the cluster's run directory (default: the newest 'up')")
+    s.set_defaults(func=cmd_shell)
+
+    s = sub.add_parser("test", help="build, then run the test suite (pytest)")
+    s.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_test)
+
+    for name, helptext in (("demo", "set up everything, boot the SURE-SX cluster, print its "
+                            "benchmark table"), ("bench", "run a benchmark: sx, fabric")):
+        s = sub.add_parser(name, help=helptext)
+        if name == "bench":
+            s.add_argument("which", choices=["sx", "fabric"])
+        s.add_argument("--machine", default=DEFAULT_MACHINE)
+        s.add_argument("--set", action="append", metavar="NAME=VALUE")
+        s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")
+        s.add_argument("--json", metavar="FILE")
+        s.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
+        s.set_defaults(func=cmd_demo if name == "demo" else cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    args = make_parser().parse_args(argv)
+    if getattr(args, "command", None) and args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    try:
+        return args.func(args)
+    except (MachineError, StepFailed) as e:
+        print(f"retrolink: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("retrolink: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,254 @@
+"""Machine files (machines/*.toml): the schema, loading, validation and --set overrides.
+
+Every table and field is declared here; an unknown one is an error naming the file, the
+field and what is allowed. docs/machines.md describes the schema for users.
+"""
+import copy
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal, Optional, Union
+
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator)
+
+from . import paths, units
+
+
+class MachineError(Exception):
+    """A machine file is missing, unreadable or invalid; str() says where and why."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+
+Rate = Annotated[int, Field(gt=0)]
+
+
+def _rate(v):
+    return units.parse_rate(v)
+
+
+class Cluster(Strict):
+    name: str = ""
+    description: str = ""
+    nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
+    memory_mib: int = Field(default=256)
+    cpu_mips: float = Field(default=125.0, description="guest CPU speed -> icount shift")
+    boot_timeout_s: float = Field(default=300.0, gt=0)
+    run_timeout_s: float = Field(default=900.0, gt=0)
+    kernel_cmdline: str = ""
+
+    @field_validator("memory_mib", mode="before")
+    @classmethod
+    def _mem(cls, v):
+        return units.parse_mib(v)
+
+    @field_validator("cpu_mips")
+    @classmethod
+    def _mips(cls, v):
+        units.icount_shift(v)
+        return v
+
+    @property
+    def icount_shift(self) -> int:
+        return units.icount_shift(self.cpu_mips)
+
+
+# ---- devices -------------------------------------------------------------------------
+
+class NoDevice(Strict):
+    """No interconnect board: plain nodes (used by platform tests)."""
+    model: Literal["none"]
+
+
+class SxmParams(Strict):
+    """The SXM's control processor and its firmware (sure-sx.md)."""
+    mips: float = Field(default=1.9, gt=0, le=100000)          # GMICRO/100, 1.9 VAX MIPS
+    send_insns: int = Field(default=595, ge=0, le=10**9)       # 313 us x 1.9 MIPS
+    recv_insns: int = Field(default=701, ge=0, le=10**9)       # 369 us x 1.9 MIPS
+    confirm_insns: int = Field(default=0, ge=0, le=10**9)      # our choice: hardware
+    confirm_bytes: int = Field(default=16, ge=1, le=4096)      # our choice
+    confirm_timeout_us: int = Field(default=100000, ge=1)      # our choice
+
+
+class PmBusParams(Strict):
+    """The PM-SXM bus: 4 channels x 10 MB/s (sure-sx.md); one channel per DMA (our choice)."""
+    channels: int = Field(default=4, ge=1, le=16)
+    channel_rate: Rate = 10_000_000
+
+    @field_validator("channel_rate", mode="before")
+    @classmethod
+    def _r(cls, v):
+        return _rate(v)
+
+
+class SxDevice(Strict):
+    model: Literal["sx"]
+    sxm: SxmParams = SxmParams()
+    pm_bus: PmBusParams = PmBusParams()
+
+    def qemu_device(self, node: int, nodes: int, fabric_socket: Path) -> str:
+        props = {
+            "node": node, "fabric": str(fabric_socket),
+            "sxm-mips": repr(float(self.sxm.mips)),
+            "fw-send-insns": self.sxm.send_insns, "fw-recv-insns": self.sxm.recv_insns,
+            "fw-confirm-insns": self.sxm.confirm_insns, "confirm-bytes": self.sxm.confirm_bytes,
+            "confirm-timeout-us": self.sxm.confirm_timeout_us,
+            "bus-channels": self.pm_bus.channels, "bus-channel-rate": self.pm_bus.channel_rate,
+        }
+        return "retrolink-sx," + ",".join(f"{k}={v}" for k, v in props.items())
+
+
+Device = Annotated[Union[NoDevice, SxDevice], Field(discriminator="model")]
+
+# ---- fabric topologies ---------------------------------------------------------------
+
+
+class _LinkBase(Strict):
+    rate: Rate
+    mtu: int = Field(default=4500, ge=1, le=65536)
+    overhead_bytes: int = Field(default=0, ge=0, le=4096)
+
+    @field_validator("rate", mode="before")
+    @classmethod
+    def _r(cls, v):
+        return _rate(v)
+
+    def fabric_params(self) -> dict:
+        return {k: v for k, v in self.model_dump().items() if k != "topology"}
+
+
+class P2PLink(_LinkBase):
+    topology: Literal["p2p"]
+    prop_ns: int = Field(default=0, ge=0)
+
+
+class TokenRingLink(_LinkBase):
+    topology: Literal["token_ring"]
+    station_delay_ns: int = Field(ge=1)
+    token_bytes: int = Field(default=11, ge=1)
+    thtt_ns: int = Field(default=0, ge=0)
+
+
+class SwitchLink(_LinkBase):
+    topology: Literal["switch"]
+    prop_ns: int = Field(default=0, ge=0)
+    switch_delay_ns: int = Field(default=0, ge=0)
+    bb_credit: int = Field(default=1, ge=1, le=1024)
+
+
+class MinLink(_LinkBase):
+    topology: Literal["min"]
+    k: int = Field(default=4, ge=2, le=16)
+    stages: int = Field(default=4, ge=1, le=8)
+    stage_delay_ns: int = Field(ge=0)
+
+
+Link = Annotated[Union[P2PLink, TokenRingLink, SwitchLink, MinLink],
+                 Field(discriminator="topology")]
+
+
+class Synthetic(Strict):
+    """A traffic generator inside the fabric (no VM)."""
+    name: str
+    dst: int = Field(ge=0)
+    size: int = Field(ge=0, le=65536)
+    interval_ns: int = Field(ge=1)
+    start_ns: int = Field(default=0, ge=0)
+    count: int = Field(ge=1)
+
+
+class Machine(Strict):
+    cluster: Cluster
+    device: Device = NoDevice(model="none")
+    link: Optional[Link] = None
+    synthetic: list[Synthetic] = []
+
+    @property
+    def uses_fabric(self) -> bool:
+        return self.device.model != "none"
+
+    def total_nodes(self) -> int:
+        return self.cluster.nodes + len(self.synthetic)
+
+
+# ---- loading -------------------------------------------------------------------------
+
+def _describe(err: dict, model_fields_hint) -> str:
+    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-")))
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field (check the spelling; docs/machines.md lists the fields)"
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    elif err["type"] == "union_tag_invalid":
+        msg = f"{msg}"
+    return f"{loc or '(top level)'}: {msg}"
+
+
+def resolve_machine_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or "/" in name_or_path:
+        return p
+    return paths.MACHINES / f"{name_or_path}.toml"
+
+
+def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
+    """--set a.b.c=value: set a field; 'sxm.mips' is short for 'device.sxm.mips'."""
+    data = copy.deepcopy(data)
+    for key, value in overrides.items():
+        parts = key.split(".")
+        if parts[0] not in ("cluster", "device", "link", "synthetic") and \
+                isinstance(data.get("device"), dict):
+            parts = ["device", *parts]
+        node = data
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise MachineError(f"--set {key}: {p} is not a table")
+        node[parts[-1]] = value
+    return data
+
+
+def parse_value(text: str):
+    """A --set value: TOML syntax if it parses (numbers, booleans, "strings"), else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine:
+    path = resolve_machine_path(name_or_path)
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in paths.MACHINES.glob("*.toml")))
+        raise MachineError(f"{path}: no such machine file (machines: {known})")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise MachineError(f"{path}: not valid TOML: {e}") from e
+    if overrides:
+        data = apply_overrides(data, overrides)
+    try:
+        machine = Machine.model_validate(data)
+    except ValidationError as e:
+        lines = [_describe(err, None) for err in e.errors()]
+        raise MachineError(f"{path}: invalid machine file:\n  " + "\n  ".join(lines)) from None
+    except ValueError as e:
+        raise MachineError(f"{path}: {e}") from None
+    problems = []
+    if machine.uses_fabric and machine.link is None:
+        problems.append(f"device.model = \"{machine.device.model}\" needs a [link] table "
+                        "(the fabric topology)")
+    if isinstance(machine.link, P2PLink) and machine.total_nodes() != 2:
+        problems.append(f"link.topology = \"p2p\" joins exactly 2 nodes, this machine has "
+                        f"{machine.total_nodes()}")
+    for s in machine.synthetic:
+        if s.dst >= machine.cluster.nodes:
+            problems.append(f"synthetic {s.name}: dst = {s.dst} is not a VM node "
+                            f"(0..{machine.cluster.nodes - 1})")
+    if machine.synthetic and not machine.uses_fabric:
+        problems.append("synthetic nodes need a device and a [link]")
+    if problems:
+        raise MachineError(f"{path}: invalid machine file:\n  " + "\n  ".join(problems))
+    return machine

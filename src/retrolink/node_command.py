@@ -1,0 +1,55 @@
+"""The QEMU command line of one node."""
+from dataclasses import dataclass
+from pathlib import Path
+
+from .machine import Machine
+
+FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
+RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    qemu: Path
+    kernel: Path
+    initrd: Path
+    fabric: Path
+
+
+@dataclass(frozen=True)
+class NodeFiles:
+    console_log: Path
+    output: Path               # the result port (ttyS1): a file, or a socket in 'up'
+    command: Path | None       # the script to run, passed in through fw_cfg
+    qmp: Path | None = None
+    interactive_socket: Path | None = None
+
+
+def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
+              fabric_socket: Path | None) -> list[str]:
+    c = machine.cluster
+    append = f"console=ttyS0 panic=-1 loglevel=4 tsc=reliable {c.kernel_cmdline}".strip()
+    argv = [str(art.qemu), "-M", "q35", "-accel", "tcg", "-smp", "1", "-m", str(c.memory_mib),
+            "-icount", f"shift={c.icount_shift},sleep=off",
+            "-rtc", f"clock=vm,base={RTC_BASE}",
+            "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
+    for d in FIRMWARE_DIRS:
+        argv += ["-L", d]
+    argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
+    # console and result port are files: never back-pressure, so outside the timed path
+    argv += ["-chardev", f"file,id=console,path={files.console_log}",
+             "-serial", "chardev:console"]
+    if files.interactive_socket:
+        argv += ["-chardev", f"socket,id=result,path={files.interactive_socket},server=on,wait=off",
+                 "-serial", "chardev:result"]
+    else:
+        argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
+    argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
+             "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
+    if files.command:
+        argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}"]
+    if files.qmp:
+        argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
+    if machine.uses_fabric:
+        argv += ["-device", machine.device.qemu_device(node, machine.total_nodes(), fabric_socket)]
+    return argv

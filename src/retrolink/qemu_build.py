@@ -1,0 +1,167 @@
+"""Build QEMU from the pinned Debian source package with qemu-devices/ overlaid.
+
+The source tree and build live in the cache (one per pinned version, shared by every
+checkout); hw/retrolink in that tree is a symlink to this checkout's qemu-devices/, so
+editing a device file only recompiles that file and relinks QEMU.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+from . import paths
+from .debian_src import download_source
+from .progress import StepFailed, run_logged, say, step
+
+PIN_FILE = paths.QEMU_DEVICES / "upstream.toml"
+
+
+def load_pin() -> dict:
+    return tomllib.loads(PIN_FILE.read_text())
+
+
+def version_dir_name(version: str) -> str:
+    # "1:10.0.13+ds-0+deb13u1" -> "10.0.13+ds-0+deb13u1" (no ':' in paths)
+    return version.split(":", 1)[-1]
+
+
+def qemu_root(pin=None) -> Path:
+    pin = pin or load_pin()
+    return paths.cache_dir() / "qemu" / version_dir_name(pin["source"]["version"])
+
+
+def qemu_binary(pin=None) -> Path:
+    return qemu_root(pin) / "build" / "qemu-system-x86_64"
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fetch_and_verify(pin: dict, log: Path) -> Path:
+    """Download the pinned source package (once) and check every file's sha256."""
+    src = pin["source"]
+    downloads = paths.cache_dir() / "qemu" / "downloads"
+    expected = src["sha256"]
+    have = all((downloads / f).exists() for f in expected)
+    if not have:
+        with step(f"downloading Debian source package qemu {src['version']}"):
+            try:
+                download_source(src["package"], src["version"], downloads, src["suites"],
+                                src["mirror"], src["security_mirror"], log)
+            except StepFailed as e:
+                raise StepFailed(
+                    f"could not fetch qemu={src['version']} from Debian ({', '.join(src['suites'])}).\n"
+                    f"  The pinned version may have been superseded; pick an available 10.0.x with\n"
+                    f"  'apt-cache showsrc qemu' and update {PIN_FILE}.\n{e}") from e
+    for name, digest in expected.items():
+        got = sha256(downloads / name)
+        if got != digest:
+            raise StepFailed(f"{downloads / name}: sha256 {got} does not match the pin {digest} "
+                             f"in {PIN_FILE}; delete the file to download it again")
+    dscs = list(downloads.glob(f"{src['package']}_{version_dir_name(src['version'])}.dsc"))
+    if not dscs:
+        raise StepFailed(f"no .dsc for {src['version']} in {downloads}")
+    return dscs[0]
+
+
+def extract(dsc: Path, tree: Path, log: Path) -> None:
+    """dpkg-source -x applies Debian's patch series (hashes were checked above)."""
+    tmp = tree.with_name(tree.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with step("unpacking QEMU source and Debian's patches"):
+        run_logged(["dpkg-source", "--no-check", "-x", dsc, tmp], log)
+    tmp.rename(tree)
+
+
+def apply_overlay(tree: Path, pin: dict) -> None:
+    """Link qemu-devices/ into the tree as hw/retrolink and hook it into Kconfig/meson.
+    Idempotent; re-pointing the links at another checkout makes ninja rebuild only ours."""
+    hw_link = tree / "hw" / "retrolink"
+    mak = tree / "configs" / "devices" / "x86_64-softmmu" / "retrolink.mak"
+    for link, target in ((hw_link, paths.QEMU_DEVICES),
+                         (mak, paths.QEMU_DEVICES / pin["build"]["devices"])):
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            continue
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+    for file, line in ((tree / "hw" / "meson.build", "subdir('retrolink')"),
+                       (tree / "hw" / "Kconfig", "source retrolink/Kconfig")):
+        text = file.read_text()
+        if line not in text.splitlines():
+            file.write_text(text.rstrip("\n") + "\n" + line + "\n")
+
+
+# QEMU's configure needs a newer meson than Debian 12 has; it gets its own venv in the
+# cache so that the QEMU build does not depend on any one checkout's .venv.
+BUILD_PYTHON_PACKAGES = ["meson==1.8.2", "pycotap==1.3.1"]
+
+
+def build_python(root: Path, log: Path) -> Path:
+    venv = root / "python"
+    stamp = venv / "retrolink-packages"
+    if not stamp.exists() or stamp.read_text() != " ".join(BUILD_PYTHON_PACKAGES):
+        with step("preparing QEMU's build Python (meson, pycotap)"):
+            run_logged(["python3", "-m", "venv", "--clear", venv], log)
+            run_logged([venv / "bin" / "pip", "install", "-q", "--disable-pip-version-check",
+                        *BUILD_PYTHON_PACKAGES], log)
+        stamp.write_text(" ".join(BUILD_PYTHON_PACKAGES))
+    return venv / "bin"
+
+
+def configure_args(pin: dict) -> list[str]:
+    return list(pin["build"]["configure"])
+
+
+def build_qemu(log: Path) -> Path:
+    """Make sure the pinned QEMU with our devices is built; return the binary."""
+    pin = load_pin()
+    root = qemu_root(pin)
+    tree, build = root / "src", root / "build"
+    if not (tree / "VERSION").exists():
+        dsc = fetch_and_verify(pin, log)
+        root.mkdir(parents=True, exist_ok=True)
+        extract(dsc, tree, log)
+    apply_overlay(tree, pin)
+    stamp = build / "retrolink-configure.json"
+    venv_bin = build_python(root, log)
+    want = {"args": configure_args(pin), "python": str(venv_bin)}
+    if not (build / "build.ninja").exists() or not stamp.exists() \
+            or json.loads(stamp.read_text()) != want:
+        shutil.rmtree(build, ignore_errors=True)
+        build.mkdir(parents=True)
+        with step("configuring QEMU (minimal x86_64 device set + retrolink devices)"):
+            run_logged([tree / "configure", f"--python={venv_bin / 'python3'}",
+                        *configure_args(pin)], log, cwd=build,
+                       env={"PATH": f"{venv_bin}:{os.environ['PATH']}"})
+        stamp.write_text(json.dumps(want))
+    binary = build / "qemu-system-x86_64"
+    jobs = str(os.cpu_count() or 2)
+    # ninja -n tells how much work there is, for the progress bar and to stay quiet when none
+    dry = subprocess.run(["ninja", "-C", build, "-n", "qemu-system-x86_64"],
+                         capture_output=True, text=True)
+    todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
+    if todo == 0 and binary.exists():
+        return binary
+    if todo <= 10 and binary.exists():
+        # ninja -n always lists qemu-version.h and what depends on it, which a real
+        # run skips (restat): run it quietly and only say something if QEMU relinked
+        before = binary.stat().st_mtime_ns
+        run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log)
+        if binary.stat().st_mtime_ns != before:
+            say("QEMU relinked with the changed device files")
+        return binary
+    title = "building QEMU (first time: ~5 min on 2 cores)" if todo > 100 else \
+        f"rebuilding QEMU ({todo} steps)"
+    with step(title):
+        run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log,
+                   progress_total=todo, progress_marker="[", desc="QEMU")
+    return binary
