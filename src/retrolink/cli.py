@@ -88,7 +88,7 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override a machine parameter, e.g. link.rate=125MB/s")
     s.add_argument("--trace", action="store_true", help="write the fabric's frame trace")
-    s.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("up", help="boot MACHINE and keep it running (interactive)")
@@ -120,9 +120,15 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # everything after the first "--" is the guest command, verbatim
+    guest_cmd = None
+    if "--" in argv and argv[:1] == ["run"]:
+        i = argv.index("--")
+        argv, guest_cmd = argv[:i], argv[i + 1:]
     args = make_parser().parse_args(argv)
-    if getattr(args, "command", None) and args.command[:1] == ["--"]:
-        args.command = args.command[1:]
+    if guest_cmd is not None:
+        args.command = guest_cmd
     try:
         return args.func(args)
     except (MachineError, StepFailed) as e:

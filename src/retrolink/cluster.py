@@ -145,12 +145,11 @@ class Cluster:
     def wait(self, timeout_s: float) -> RunResult:
         start = time.monotonic()
         deadline = start + timeout_s
-        timed_out = False
         while any(p.poll() is None for p in self.nodes):
             if time.monotonic() > deadline:
-                timed_out = True
                 break
             time.sleep(0.05)
+        still_running = {n for n, p in enumerate(self.nodes) if p.poll() is None}
         self.stop()
         results = []
         for n, files in enumerate(self.files):
@@ -160,18 +159,20 @@ class Cluster:
             qemu_rc = self.nodes[n].returncode
             if not r.booted:
                 r.problem = (f"node{n} did not boot: "
-                             + ("timed out" if timed_out else console_reason(files.console_log))
+                             + ("timed out" if n in still_running
+                                else console_reason(files.console_log))
                              + f" (console log: {files.console_log})")
             elif not r.finished:
-                why = (f"timed out after {timeout_s:.0f} s" if timed_out and qemu_rc in (None, -9, -15)
+                why = (f"timed out after {timeout_s:.0f} s (wall clock)" if n in still_running
                        else console_reason(files.console_log))
                 r.problem = f"node{n} did not finish its command: {why} (console log: {files.console_log})"
             elif r.exit_code != 0:
                 r.problem = f"node{n}: command exited with status {r.exit_code}"
             qemu_log = self.dir / f"node{n}-qemu.log"
-            if qemu_rc not in (0, None, -9, -15) and not r.problem:
+            if n not in still_running and qemu_rc != 0 and not r.problem:
                 r.problem = f"node{n}: QEMU exited with status {qemu_rc} (see {qemu_log})"
-            if qemu_rc not in (0, None, -9, -15) and qemu_log.exists() and qemu_log.read_text().strip():
+            if n not in still_running and qemu_rc != 0 and qemu_log.exists() \
+                    and qemu_log.read_text().strip():
                 r.problem += "\n    QEMU said: " + qemu_log.read_text(errors="replace").strip().splitlines()[-1]
             results.append(r)
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start)

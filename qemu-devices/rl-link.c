@@ -1,0 +1,360 @@
+/*
+ * retrolink link port: see rl-link.h and docs/fabric.md.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "hw/core/cpu.h"
+#include "system/cpus.h"
+#include "system/cpu-timers.h"
+#include "system/runstate.h"
+#include "system/system.h"
+#include "system/qtest.h"
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <poll.h>
+
+#include "rl-link.h"
+
+#define RL_WELCOME_TIMEOUT_MS   120000  /* every node must connect within this */
+#define RL_POLL_MS              100     /* how often a blocked sync checks for shutdown */
+#define RL_MSG_MAX              (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
+
+struct RlLink {
+    int fd;
+    uint32_t node;
+    uint32_t nodes;
+    const RlLinkOps *ops;
+    void *opaque;
+    QEMUTimer *sync_timer;
+    uint64_t grant;          /* may run up to here */
+    uint64_t promised;       /* last promise sent: no frame may be ready before it */
+    uint64_t last_ready;     /* frames enter the wire interface in order */
+    uint64_t seq;
+    uint64_t violations;
+    uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
+    bool up;
+    Notifier exit_notifier;
+    uint8_t *buf;
+};
+
+static void rl_hdr(struct rl_msg_hdr *h, uint16_t type, uint32_t length, uint32_t node,
+                   uint64_t time_ns)
+{
+    h->magic = RL_WIRE_MAGIC;
+    h->version = RL_WIRE_VERSION;
+    h->type = type;
+    h->length = length;
+    h->node = node;
+    h->time_ns = time_ns;
+}
+
+static uint64_t rl_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void rl_link_lost(RlLink *l, const char *why)
+{
+    if (!l->up) {
+        return;
+    }
+    error_report("retrolink node %u: fabric connection lost: %s; "
+                 "all peers are now down", l->node, why);
+    l->up = false;
+    if (l->sync_timer) {
+        timer_del(l->sync_timer);
+    }
+    uint64_t now = rl_now();
+    for (uint32_t p = 0; p < l->nodes && l->ops; p++) {
+        if (p != l->node) {
+            l->ops->link(l->opaque, now, p, false);
+        }
+    }
+}
+
+static bool rl_write(RlLink *l, const void *msg, size_t len)
+{
+    ssize_t n;
+
+    do {
+        n = send(l->fd, msg, len, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)len) {
+        rl_link_lost(l, n < 0 ? strerror(errno) : "short write");
+        return false;
+    }
+    return true;
+}
+
+/* Receive one message into l->buf, waiting up to timeout_ms; 0 = timed out. */
+static ssize_t rl_read(RlLink *l, int timeout_ms)
+{
+    struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
+    int r = poll(&pfd, 1, timeout_ms);
+
+    if (r == 0 || (r < 0 && errno == EINTR)) {
+        return 0;
+    }
+    ssize_t n = recv(l->fd, l->buf, RL_MSG_MAX, MSG_TRUNC);
+    if (n <= 0) {
+        rl_link_lost(l, n == 0 ? "the fabric closed the connection" : strerror(errno));
+        return -1;
+    }
+    const struct rl_msg_hdr *h = (const void *)l->buf;
+    if ((size_t)n > RL_MSG_MAX || (size_t)n < sizeof(*h) || h->magic != RL_WIRE_MAGIC ||
+        h->version != RL_WIRE_VERSION || h->length != n) {
+        rl_link_lost(l, "malformed message from the fabric");
+        return -1;
+    }
+    return n;
+}
+
+/* Handle one message from the fabric; returns true when it was a GRANT. */
+static bool rl_dispatch(RlLink *l, size_t n)
+{
+    const struct rl_msg_hdr *h = (const void *)l->buf;
+
+    switch (h->type) {
+    case RL_MSG_DELIVER: {
+        const struct rl_frame *f = (const void *)l->buf;
+        if (n < sizeof(*f) || f->len != n - sizeof(*f)) {
+            rl_link_lost(l, "bad DELIVER length");
+            return false;
+        }
+        l->ops->frame(l->opaque, h->time_ns, f->seq, f->src, f->flags,
+                      l->buf + sizeof(*f), f->len);
+        return false;
+    }
+    case RL_MSG_LINK: {
+        const struct rl_link_status *s = (const void *)l->buf;
+        if (n != sizeof(*s) || s->peer >= l->nodes) {
+            rl_link_lost(l, "bad LINK message");
+            return false;
+        }
+        l->ops->link(l->opaque, h->time_ns, s->peer, s->up);
+        return false;
+    }
+    case RL_MSG_GRANT:
+        if (n != sizeof(*h) || h->time_ns < l->grant) {
+            rl_link_lost(l, "bad GRANT");
+            return false;
+        }
+        l->grant = h->time_ns;
+        return true;
+    case RL_MSG_ERROR: {
+        const struct rl_error *e = (const void *)l->buf;
+        char text[RL_ERROR_TEXT_LEN + 1] = "";
+        if (n >= sizeof(*e)) {
+            memcpy(text, e->text, RL_ERROR_TEXT_LEN);
+        }
+        rl_link_lost(l, text[0] ? text : "the fabric reported an error");
+        return false;
+    }
+    default:
+        rl_link_lost(l, "unexpected message type from the fabric");
+        return false;
+    }
+}
+
+static void rl_arm(RlLink *l)
+{
+    /* a timer fires at the first instruction boundary at or after its time */
+    uint64_t at = l->grant >= l->granularity ? l->grant - (l->granularity - 1) : 0;
+    timer_mod_ns(l->sync_timer, at);
+}
+
+static void rl_bye(RlLink *l)
+{
+    struct rl_msg_hdr bye;
+
+    if (!l->up) {
+        return;
+    }
+    rl_hdr(&bye, RL_MSG_BYE, sizeof(bye), l->node, rl_now());
+    rl_write(l, &bye, sizeof(bye));
+    l->up = false;
+    if (l->sync_timer) {
+        timer_del(l->sync_timer);
+    }
+}
+
+/* The sync point: report, then wait for the fabric to grant more time. */
+static void rl_sync_cb(void *opaque)
+{
+    RlLink *l = opaque;
+    uint64_t now = rl_now();
+
+    if (!l->up) {
+        return;
+    }
+    if (qemu_shutdown_requested_get()) {
+        rl_bye(l);
+        return;
+    }
+    uint64_t guest = now;
+    if (first_cpu && cpu_thread_is_idle(first_cpu)) {
+        int64_t d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL, QEMU_TIMER_ATTR_ALL);
+        guest = d < 0 ? RL_TIME_NEVER : now + d;
+    }
+    uint64_t promise = l->ops->promise(l->opaque, now, guest);
+    struct rl_sync s = { .promise_ns = MAX(promise, now) };
+    rl_hdr(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
+    l->promised = MAX(l->promised, s.promise_ns == RL_TIME_NEVER ? now : s.promise_ns);
+    if (!rl_write(l, &s, sizeof(s))) {
+        return;
+    }
+    for (;;) {
+        ssize_t n = rl_read(l, RL_POLL_MS);
+        if (n < 0) {
+            return;
+        }
+        if (n == 0) {
+            if (qemu_shutdown_requested_get()) {
+                rl_bye(l);
+                return;
+            }
+            continue;
+        }
+        if (rl_dispatch(l, n) && l->grant > now) {
+            break;
+        }
+        if (!l->up) {
+            return;
+        }
+    }
+    rl_arm(l);
+}
+
+void rl_link_send(RlLink *l, uint64_t ready_ns, uint32_t dst, uint32_t flags,
+                  const void *data, uint32_t len)
+{
+    if (!l || !l->up || len > RL_MAX_PAYLOAD) {
+        return;
+    }
+    if (ready_ns < l->promised) {
+        /* only possible when the guest was woken from outside the model */
+        l->violations++;
+        ready_ns = l->promised;
+    }
+    ready_ns = MAX(ready_ns, l->last_ready);
+    l->last_ready = ready_ns;
+
+    struct rl_frame *f = (void *)l->buf;
+    memset(f, 0, sizeof(*f));
+    rl_hdr(&f->h, RL_MSG_FRAME, sizeof(*f) + len, l->node, ready_ns);
+    f->src = l->node;
+    f->dst = dst;
+    f->len = len;
+    f->flags = flags;
+    f->seq = l->seq++;
+    memcpy(l->buf + sizeof(*f), data, len);
+    rl_write(l, l->buf, sizeof(*f) + len);
+}
+
+uint32_t rl_link_nodes(RlLink *l)
+{
+    return l->nodes;
+}
+
+bool rl_link_is_up(RlLink *l)
+{
+    return l && l->up;
+}
+
+uint64_t rl_link_causality_violations(RlLink *l)
+{
+    return l->violations;
+}
+
+void rl_link_close(RlLink *l)
+{
+    if (!l) {
+        return;
+    }
+    rl_bye(l);
+    qemu_remove_exit_notifier(&l->exit_notifier);
+    timer_free(l->sync_timer);
+    close(l->fd);
+    g_free(l->buf);
+    g_free(l);
+}
+
+static void rl_exit_notify(Notifier *n, void *data)
+{
+    RlLink *l = container_of(n, RlLink, exit_notifier);
+    rl_bye(l);
+}
+
+RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name,
+                        uint64_t reaction_ns, const RlLinkOps *ops, void *opaque,
+                        Error **errp)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+    if (strlen(socket_path) >= sizeof(addr.sun_path)) {
+        error_setg(errp, "fabric socket path too long: %s", socket_path);
+        return NULL;
+    }
+    if (!icount_enabled() && !qtest_enabled()) {
+        error_setg(errp, "retrolink devices need -icount shift=N,sleep=off "
+                   "(virtual time must be guest instructions)");
+        return NULL;
+    }
+    strcpy(addr.sun_path, socket_path);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        error_setg_errno(errp, errno, "cannot connect to the fabric at %s", socket_path);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return NULL;
+    }
+
+    RlLink *l = g_new0(RlLink, 1);
+    l->fd = fd;
+    l->node = node;
+    l->ops = ops;
+    l->opaque = opaque;
+    l->up = true;
+    l->buf = g_malloc(RL_MSG_MAX);
+    l->granularity = MAX(icount_to_ns(1), 1);
+
+    struct rl_hello hello = { .reaction_ns = reaction_ns };
+    rl_hdr(&hello.h, RL_MSG_HELLO, sizeof(hello), node, rl_now());
+    g_strlcpy(hello.name, name, sizeof(hello.name));
+    if (!rl_write(l, &hello, sizeof(hello))) {
+        goto fail;
+    }
+    ssize_t n = rl_read(l, RL_WELCOME_TIMEOUT_MS);
+    const struct rl_welcome *w = (const void *)l->buf;
+    if (n <= 0 || w->h.type != RL_MSG_WELCOME || n != sizeof(*w) ||
+        w->nodes == 0 || w->nodes > RL_MAX_NODES || node >= w->nodes) {
+        if (n > 0 && w->h.type == RL_MSG_ERROR) {
+            const struct rl_error *e = (const void *)l->buf;
+            error_setg(errp, "the fabric refused node %u: %.*s", node,
+                       RL_ERROR_TEXT_LEN, e->text);
+        } else {
+            error_setg(errp, "no WELCOME from the fabric at %s within %d s "
+                       "(did every node of the cluster start?)", socket_path,
+                       RL_WELCOME_TIMEOUT_MS / 1000);
+        }
+        goto fail;
+    }
+    l->nodes = w->nodes;
+    l->grant = w->h.time_ns;
+    l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
+    rl_arm(l);
+    l->exit_notifier.notify = rl_exit_notify;
+    qemu_add_exit_notifier(&l->exit_notifier);
+    return l;
+
+fail:
+    close(fd);
+    g_free(l->buf);
+    g_free(l);
+    return NULL;
+}

@@ -1,0 +1,83 @@
+"""The build pipeline: pin honoured, overlay applied to a clean tree, incremental rebuilds."""
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from retrolink import paths, qemu_build
+from retrolink.initramfs import digest
+
+
+def test_pin_names_a_10_0_debian_version_with_hashes():
+    pin = qemu_build.load_pin()
+    assert pin["source"]["version"].split(":")[-1].startswith("10.0.")
+    assert all(len(h) == 64 for h in pin["source"]["sha256"].values())
+
+
+def test_built_qemu_is_the_pinned_version(artifacts):
+    pin = qemu_build.load_pin()
+    upstream = pin["source"]["version"].split(":")[-1].split("+")[0]
+    tree = qemu_build.qemu_root(pin) / "src"
+    assert (tree / "VERSION").read_text().strip() == upstream
+    assert artifacts.qemu == qemu_build.qemu_binary(pin)
+
+
+def test_overlay_on_a_clean_tree(tmp_path):
+    """apply_overlay on pristine hw/ files adds exactly our hooks, idempotently."""
+    pin = qemu_build.load_pin()
+    tree = tmp_path / "src"
+    (tree / "hw").mkdir(parents=True)
+    (tree / "configs" / "devices" / "x86_64-softmmu").mkdir(parents=True)
+    (tree / "hw" / "meson.build").write_text("subdir('core')\n")
+    (tree / "hw" / "Kconfig").write_text("source core/Kconfig\n")
+    for _ in range(2):
+        qemu_build.apply_overlay(tree, pin)
+    assert (tree / "hw" / "meson.build").read_text() == "subdir('core')\nsubdir('retrolink')\n"
+    assert (tree / "hw" / "Kconfig").read_text().count("source retrolink/Kconfig") == 1
+    assert (tree / "hw" / "retrolink").resolve() == paths.QEMU_DEVICES
+    mak = tree / "configs" / "devices" / "x86_64-softmmu" / "retrolink.mak"
+    assert "CONFIG_Q35=y" in mak.read_text()
+
+
+def test_sha256_mismatch_is_refused(tmp_path, monkeypatch):
+    pin = qemu_build.load_pin()
+    name = next(iter(pin["source"]["sha256"]))
+    monkeypatch.setenv("RETROLINK_CACHE", str(tmp_path))
+    dl = tmp_path / "qemu" / "downloads"
+    dl.mkdir(parents=True)
+    for f in pin["source"]["sha256"]:
+        (dl / f).write_bytes(b"not the real file")
+    with pytest.raises(qemu_build.StepFailed, match="does not match the pin"):
+        qemu_build.fetch_and_verify(pin, tmp_path / "log")
+
+
+def test_editing_a_device_file_relinks_qemu_without_rebuilding_it(artifacts):
+    """Touch one device source: ninja recompiles that file and relinks, nothing else."""
+    import subprocess
+    src = next(p for p in sorted(paths.QEMU_DEVICES.glob("*.c")))
+    build = qemu_build.qemu_root() / "build"
+    os.utime(src)
+    plan = subprocess.run(["ninja", "-C", build, "-n", "qemu-system-x86_64"],
+                          capture_output=True, text=True).stdout
+    compiles = [l for l in plan.splitlines() if "Compiling" in l and "qemu-version" not in l]
+    ours = [l for l in compiles if "hw_retrolink" in l]
+    others = [l for l in compiles if "hw_retrolink" not in l and "system_vl.c" not in l
+              and "monitor_qmp-cmds-control" not in l]
+    assert ours and not others, plan
+    start = time.monotonic()
+    from retrolink.build import build_all
+    build_all()
+    assert time.monotonic() - start < 120
+
+
+def test_initramfs_is_reproducible(artifacts, tmp_path):
+    from retrolink import initramfs
+    from retrolink.guest_kernel import ensure_kernel
+    kernel = ensure_kernel(tmp_path / "log")
+    stage = paths.build_dir() / "guest-root"
+    a = initramfs.assemble(kernel, stage, tmp_path / "a.cpio", tmp_path / "log")
+    time.sleep(1.1)
+    b = initramfs.assemble(kernel, stage, tmp_path / "b.cpio", tmp_path / "log")
+    assert digest(a) == digest(b)

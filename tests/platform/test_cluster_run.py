@@ -1,0 +1,62 @@
+"""Integration: boot the 2-node plain cluster and run commands, as a user would."""
+import pytest
+
+from conftest import run_retrolink
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built(artifacts):
+    return artifacts
+
+
+def test_command_with_arguments_runs_on_every_node():
+    r = run_retrolink("run", "plain", "--", "sh", "-c", 'echo "a  b"; echo node=$RETROLINK_NODE')
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == ["[node0] a  b", "[node0] node=0", "[node1] a  b", "[node1] node=1"]
+
+
+def test_failing_command_fails_the_run_and_names_the_node():
+    r = run_retrolink("run", "plain", "--", "sh", "-c", '[ "$RETROLINK_NODE" = 0 ] || exit 3')
+    assert r.returncode == 1
+    assert "node1: command exited with status 3" in r.stderr
+    assert "node0: command" not in r.stderr
+
+
+def test_one_node_only():
+    r = run_retrolink("run", "plain", "--node", "1", "--", "hostname")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[node1] node1"]
+
+
+def test_panic_is_reported_with_console_log():
+    r = run_retrolink("run", "plain", "--node", "0", "--", "sh", "-c",
+                      "echo c > /proc/sysrq-trigger")
+    assert r.returncode == 1
+    assert "node0 did not finish its command" in r.stderr
+    assert "Kernel panic" in r.stderr and "console log:" in r.stderr
+
+
+def test_hung_node_times_out_and_is_named():
+    r = run_retrolink("run", "plain", "--node", "1", "--timeout", "25", "--", "sh", "-c",
+                      "while :; do :; done")
+    assert r.returncode == 1
+    assert "node1 did not finish its command: timed out" in r.stderr
+
+
+def test_bad_machine_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[cluster]\nnodes = 2\nfoo = 1\n")
+    r = run_retrolink("run", str(bad), "--", "true")
+    assert r.returncode == 2
+    assert f"{bad}: invalid machine file" in r.stderr and "cluster.foo: unknown field" in r.stderr
+
+
+def test_multiline_output_and_deterministic_guest_time():
+    """Same command twice: byte-identical output, including guest virtual time."""
+    cmd = ("sh", "-c", "for i in 1 2 3; do echo line $i; done; cat /proc/uptime; date")
+    a = run_retrolink("run", "plain", "--node", "0", "--", *cmd)
+    b = run_retrolink("run", "plain", "--node", "0", "--", *cmd)
+    assert a.returncode == 0 and b.returncode == 0
+    assert a.stdout.splitlines()[:3] == ["[node0] line 1", "[node0] line 2", "[node0] line 3"]
+    assert a.stdout == b.stdout

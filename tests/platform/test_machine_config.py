@@ -1,0 +1,102 @@
+"""Machine files: the schema, every error path, overrides and derived values."""
+import textwrap
+
+import pytest
+
+from retrolink import units
+from retrolink.machine import MachineError, load_machine, apply_overrides, parse_value
+from retrolink.fabric_config import fabric_config_text
+
+
+def write(tmp_path, text, name="m.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return str(p)
+
+
+GOOD = """
+[cluster]
+name = "t"
+nodes = 2
+[device]
+model = "sx"
+[link]
+topology = "token_ring"
+rate = "12.5MB/s"
+station_delay_ns = 1000
+"""
+
+
+def test_shipped_machines_load():
+    m = load_machine("sure-sx")
+    assert m.device.model == "sx" and m.link.rate == 12_500_000
+    assert m.cluster.icount_shift == 3
+    assert load_machine("plain").device.model == "none"
+
+
+def test_defaults_and_units(tmp_path):
+    m = load_machine(write(tmp_path, GOOD))
+    assert m.device.sxm.mips == 1.9 and m.device.pm_bus.channel_rate == 10_000_000
+    assert m.cluster.memory_mib == 256
+
+
+@pytest.mark.parametrize("text,expect", [
+    ("[cluster]\nnodes = 2\ncolour = 1\n", "cluster.colour: unknown field"),
+    ("[cluster]\nnodes = \"two\"\n", "cluster.nodes"),
+    ("[cluster]\n", "cluster.nodes: required field is missing"),
+    ("[cluster]\nnodes = 0\n", "cluster.nodes"),
+    ("[cluster]\nnodes = 2\ncpu_mips = 100\n", "not 1000/2^N MIPS"),
+    ("[cluster]\nnodes = 2\nmemory_mib = \"lots\"\n", "not a memory size"),
+    ("[cluster]\nnodes = 2\n[device]\nmodel = \"warp\"\n", "device"),
+    ("[cluster]\nnodes = 2\n[device]\nmodel = \"sx\"\n", "needs a [link] table"),
+    (GOOD.replace('rate = "12.5MB/s"', 'rate = "fast"'), "not a rate"),
+    (GOOD.replace('topology = "token_ring"', 'topology = "bus"'), "link"),
+    (GOOD.replace("station_delay_ns = 1000", ""), "link.token_ring.station_delay_ns"),
+    (GOOD + "[device.sxm]\nmips = -1\n", "device.sx.sxm.mips"),
+    (GOOD + "[device.sxm]\nturbo = 1\n", "device.sx.sxm.turbo: unknown field"),
+    (GOOD.replace("token_ring", "p2p").replace("station_delay_ns = 1000", "")
+     .replace("nodes = 2", "nodes = 3"), "exactly 2 nodes"),
+    (GOOD + "[[synthetic]]\nname = \"g\"\ndst = 5\nsize = 1\ninterval_ns = 1\ncount = 1\n",
+     "not a VM node"),
+    ("[cluster\n", "not valid TOML"),
+])
+def test_errors_name_file_field_and_expectation(tmp_path, text, expect):
+    path = write(tmp_path, text)
+    with pytest.raises(MachineError) as e:
+        load_machine(path)
+    assert path in str(e.value)
+    assert expect in str(e.value)
+
+
+def test_missing_machine_lists_known():
+    with pytest.raises(MachineError, match="no such machine file.*sure-sx"):
+        load_machine("no-such-machine")
+
+
+def test_overrides():
+    m = load_machine("sure-sx", {"sxm.mips": 20, "link.rate": "125MB/s"})
+    assert m.device.sxm.mips == 20 and m.link.rate == 125_000_000
+    with pytest.raises(MachineError, match="device.sx.sxm.speed: unknown field"):
+        load_machine("sure-sx", {"sxm.speed": 3})
+    assert parse_value("1.5") == 1.5 and parse_value("125MB/s") == "125MB/s"
+    assert apply_overrides({"a": {}}, {"a.b": 1}) == {"a": {"b": 1}}
+
+
+@pytest.mark.parametrize("text,bps", [("12.5MB/s", 12_500_000), ("100Mb/s", 12_500_000),
+                                      ("1Gb/s", 125_000_000), (40_000_000, 40_000_000)])
+def test_rates(text, bps):
+    assert units.parse_rate(text) == bps
+
+
+def test_icount_mapping():
+    assert [units.icount_shift(m) for m in (1000, 500, 250, 125, 62.5)] == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError):
+        units.icount_shift(2000)
+
+
+def test_fabric_config_lists_nodes_and_topology(tmp_path):
+    m = load_machine("sure-sx")
+    text = fabric_config_text(m, tmp_path / "s", tmp_path / "st.json", None)
+    assert "nodes 3" in text and "node 2 name=node2" in text
+    assert "topology token_ring" in text and "rate=12500000" in text
+    assert "station_delay_ns=1000" in text
