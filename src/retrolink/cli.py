@@ -54,6 +54,11 @@ def cmd_shell(args) -> int:
     return shell(args.node, args.run_dir)
 
 
+def cmd_push(args) -> int:
+    from .interactive import push
+    return push(args.node, args.file, args.run_dir)
+
+
 def cmd_test(args) -> int:
     from .build import build_all
     build_all()
@@ -101,6 +106,12 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--run-dir", help="the cluster's run directory (default: the newest 'up')")
     s.set_defaults(func=cmd_shell)
 
+    s = sub.add_parser("push", help="copy a file into /tmp of a node of the running cluster")
+    s.add_argument("node", type=int)
+    s.add_argument("file")
+    s.add_argument("--run-dir", help="the cluster's run directory (default: the newest 'up')")
+    s.set_defaults(func=cmd_push)
+
     s = sub.add_parser("test", help="build, then run the test suite (pytest)")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_test)
@@ -127,6 +138,8 @@ def main(argv=None) -> int:
         i = argv.index("--")
         argv, guest_cmd = argv[:i], argv[i + 1:]
     args = make_parser().parse_args(argv)
+    from .cluster import terminate_on_sigterm
+    terminate_on_sigterm()
     if guest_cmd is not None:
         args.command = guest_cmd
     try:

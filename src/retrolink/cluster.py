@@ -3,6 +3,7 @@
 In command mode nothing is sent to a guest after it starts: the command goes in through
 fw_cfg, output comes back on the result port (a file), and the guest powers off when done.
 """
+import ctypes
 import json
 import os
 import re
@@ -18,6 +19,23 @@ from .fabric_config import fabric_config_text
 from .machine import Machine
 from .node_command import Artifacts, NodeFiles, node_argv
 from .progress import say
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In a child: get SIGTERM when retrolink dies, so no QEMU or fabric is orphaned."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def terminate_on_sigterm():
+    """Make SIGTERM and SIGHUP stop retrolink like Ctrl-C (so clusters are shut down)."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
+
 
 BEGIN = re.compile(r"^@@retrolink-begin node=(\d+)\s*$")
 END = re.compile(r"^@@retrolink-end rc=(\d+)\s*$")
@@ -111,7 +129,7 @@ class Cluster:
                                            self.dir / "fabric-trace.txt" if self.trace else None))
         log = open(self.dir / "fabric.log", "w")
         self.fabric = subprocess.Popen([str(self.art.fabric), str(conf)], stdout=log, stderr=log,
-                                       stdin=subprocess.DEVNULL)
+                                       stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         for _ in range(500):
             if self.socket.exists():
                 return
@@ -140,7 +158,8 @@ class Cluster:
             (self.dir / f"node{n}-qemu.cmdline").write_text(shlex.join(argv) + "\n")
             qlog = open(self.dir / f"node{n}-qemu.log", "w")
             self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
-                                               stderr=subprocess.STDOUT))
+                                               stderr=subprocess.STDOUT,
+                                               preexec_fn=_die_with_parent))
 
     def wait(self, timeout_s: float) -> RunResult:
         start = time.monotonic()
