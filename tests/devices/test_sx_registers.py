@@ -1,0 +1,117 @@
+"""qtest: the SX board's register interface, window bounds and every error status, on a
+lone board (no fabric): no guest code runs, the test is the driver."""
+import pytest
+
+from qtest_client import Qtest
+from sx_regs import R
+
+REGS, WIN = 0xC0000000, 0xC1000000
+
+
+@pytest.fixture
+def board(artifacts, tmp_path):
+    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx"], tmp_path / "qemu.log")
+    dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
+    q.map_bars(dev, {0: REGS, 2: WIN})
+    yield q
+    q.close()
+
+
+def reg(q, off):
+    return q.readl(REGS + off)
+
+
+def test_identity(board):
+    assert reg(board, R.SX_REG_ID) == R.SX_ID_VALUE
+    assert reg(board, R.SX_REG_VERSION) == 1
+    assert reg(board, R.SX_REG_NUM_NODES) == 1          # lone board
+    assert reg(board, R.SX_REG_STATUS) & R.SX_STATUS_LINK_UP == 0
+
+
+def test_sub_word_and_unknown_accesses_are_harmless(board):
+    assert board.readb(REGS + R.SX_REG_ID) == 0
+    board.writeb(REGS + R.SX_REG_CTRL, 0xFF)
+    assert reg(board, R.SX_REG_CTRL) == 0
+    assert reg(board, 0xFFC) == 0
+    board.writel(REGS + R.SX_REG_ID, 0x1234)          # read-only: ignored
+    assert reg(board, R.SX_REG_ID) == R.SX_ID_VALUE
+
+
+def test_window_is_memory_of_the_right_size(board):
+    board.memwrite(WIN + R.SX_WINDOW_SIZE - 4, b"\x01\x02\x03\x04")
+    assert board.memread(WIN + R.SX_WINDOW_SIZE - 4, 4) == b"\x01\x02\x03\x04"
+    # beyond the window is not the board's: reads as nothing, writes go nowhere
+    board.memwrite(WIN + R.SX_WINDOW_SIZE, b"\xAA")
+    assert board.memread(WIN + R.SX_WINDOW_SIZE, 1) in (b"\x00", b"\xff")
+
+
+@pytest.mark.parametrize("setup,slot,err", [
+    (lambda q: None, 0, "SX_ERR_DISABLED"),
+    (lambda q: q.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE), R.SX_TX_SLOTS, "SX_ERR_SLOT"),
+    (lambda q: q.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE), 0xFFFFFFFF, "SX_ERR_SLOT"),
+])
+def test_rejected_doorbells_raise_error(board, setup, slot, err):
+    board.writel(REGS + R.SX_REG_IRQ_MASK, 0xF)
+    setup(board)
+    board.writel(REGS + R.SX_REG_TX_DOORBELL, slot)
+    assert reg(board, R.SX_REG_ERROR) == getattr(R, err)
+    assert reg(board, R.SX_REG_IRQ_STATUS) & R.SX_IRQ_ERROR
+    assert reg(board, R.SX_REG_BAD_DOORBELLS) == 1
+    assert reg(board, R.SX_REG_TX_COMPLETE) == 0      # nothing was queued
+    board.writel(REGS + R.SX_REG_IRQ_STATUS, R.SX_IRQ_ERROR)   # write 1 to clear
+    assert reg(board, R.SX_REG_IRQ_STATUS) & R.SX_IRQ_ERROR == 0
+
+
+def send(q, slot, dst, length, tag=7):
+    base = WIN + R.SX_TX_DESC_OFF + slot * R.SX_DESC_SIZE
+    q.writel(base + R.SX_DESC_PEER, dst)
+    q.writel(base + R.SX_DESC_LEN, length)
+    q.writel(base + R.SX_DESC_TAG, tag)
+    q.writel(REGS + R.SX_REG_TX_DOORBELL, slot)
+
+
+@pytest.mark.parametrize("dst,length,err", [
+    (0, R.SX_MAX_MSG + 1, "SX_ERR_LENGTH"),
+    (0, 0xFFFFFFFF, "SX_ERR_LENGTH"),
+    (0, 64, "SX_ERR_DEST"),          # self
+    (5, 64, "SX_ERR_DEST"),          # no such node
+])
+def test_bad_descriptors_complete_with_status(board, dst, length, err):
+    board.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+    send(board, 3, dst, length)
+    v = reg(board, R.SX_REG_TX_COMPLETE)
+    assert v & R.SX_TXC_VALID and v & 0xFF == 3 and (v >> 8) & 0xFF == getattr(R, err)
+    assert reg(board, R.SX_REG_TX_COMPLETE) == 0      # popped
+    assert reg(board, R.SX_REG_IRQ_STATUS) & R.SX_IRQ_TXDONE
+    assert reg(board, R.SX_REG_TX_ERRORS) == 1
+    send(board, 3, dst, length)                       # the slot is free again
+    assert reg(board, R.SX_REG_TX_COMPLETE) & R.SX_TXC_VALID
+
+
+def test_rx_release_of_a_slot_the_host_does_not_hold(board):
+    board.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+    for slot in (0, R.SX_RX_SLOTS, 0x7FFFFFFF):
+        board.writel(REGS + R.SX_REG_RX_RELEASE, slot)
+        assert reg(board, R.SX_REG_ERROR) == R.SX_ERR_RX_SLOT
+    assert reg(board, R.SX_REG_RX_POP) == 0
+
+
+def test_reset_clears_state(board):
+    board.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+    board.writel(REGS + R.SX_REG_IRQ_MASK, 0xF)
+    send(board, 0, 9, 1)
+    board.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_RESET)
+    assert reg(board, R.SX_REG_CTRL) == 0 and reg(board, R.SX_REG_IRQ_STATUS) == 0
+    assert reg(board, R.SX_REG_TX_COMPLETE) == 0
+
+
+def test_bad_property_values_are_refused(artifacts, tmp_path):
+    from qtest_client import QtestError
+    for prop in ("sxm-mips=fast", "sxm-mips=0", "bus-channels=0", "confirm-bytes=1"):
+        with pytest.raises(QtestError) as e:
+            q = Qtest(artifacts.qemu, ["-device", f"retrolink-sx,{prop}"], tmp_path / "q.log")
+            try:
+                q.clock()       # QEMU exits once realize fails
+            finally:
+                q.close()
+        assert "retrolink-sx:" in str(e.value), str(e.value)
