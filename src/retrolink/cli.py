@@ -5,20 +5,12 @@ import subprocess
 import sys
 
 from . import paths
-from .machine import MachineError, load_machine, parse_value
+from .machine import MachineError, load_machine, parse_overrides
 from .progress import StepFailed, say
 
 DEFAULT_MACHINE = "sure-sx"
 
 
-def _overrides(pairs) -> dict:
-    out = {}
-    for p in pairs or []:
-        if "=" not in p:
-            raise MachineError(f"--set {p}: expected NAME=VALUE, e.g. --set sxm.mips=20")
-        k, v = p.split("=", 1)
-        out[k.strip()] = parse_value(v.strip())
-    return out
 
 
 def cmd_build(args) -> int:
@@ -31,7 +23,7 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     from .build import build_all
     from .runner import run_command
-    machine = load_machine(args.machine, _overrides(args.set))
+    machine = load_machine(args.machine, parse_overrides(args.set))
     if not args.command:
         raise MachineError("nothing to run: give a command after --, e.g. "
                            f"retrolink run {args.machine} -- uname -a")
@@ -45,7 +37,7 @@ def cmd_run(args) -> int:
 def cmd_up(args) -> int:
     from .build import build_all
     from .interactive import up
-    machine = load_machine(args.machine, _overrides(args.set))
+    machine = load_machine(args.machine, parse_overrides(args.set))
     return up(machine, build_all())
 
 

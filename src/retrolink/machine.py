@@ -218,6 +218,17 @@ def parse_value(text: str):
         return text
 
 
+def parse_overrides(pairs) -> dict:
+    """--set NAME=VALUE arguments as a dict of overrides."""
+    out = {}
+    for p in pairs or []:
+        if "=" not in p:
+            raise MachineError(f"--set {p}: expected NAME=VALUE, e.g. --set sxm.mips=20")
+        k, v = p.split("=", 1)
+        out[k.strip()] = parse_value(v.strip())
+    return out
+
+
 def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine:
     path = resolve_machine_path(name_or_path)
     if not path.exists():

@@ -1,0 +1,58 @@
+"""`retrolink bench ...` and `retrolink demo`."""
+import json
+import time
+from pathlib import Path
+
+from .. import paths
+from ..machine import MachineError, parse_overrides, parse_value
+from ..progress import say
+
+
+def _sweeps(pairs) -> list[tuple[str, list]]:
+    out = []
+    for p in pairs or []:
+        if "=" not in p or not p.split("=", 1)[1]:
+            raise MachineError(f"--sweep {p}: expected NAME=V1,V2,..., e.g. --sweep sxm.mips=1.9,20")
+        k, vs = p.split("=", 1)
+        out.append((k.strip(), [parse_value(v.strip()) for v in vs.split(",")]))
+    return out
+
+
+def bench_main(args) -> int:
+    from ..build import build_all
+    from . import report, sx
+    overrides, sweeps = parse_overrides(args.set), _sweeps(args.sweep)
+    # validate the machine (and every sweep value) before building or booting anything
+    from ..machine import load_machine
+    load_machine(args.machine, overrides)
+    for key, values in sweeps:
+        for v in values:
+            load_machine(args.machine, {**overrides, key: v})
+    if args.which == "fabric":
+        from .fabric import bench_fabric
+        return bench_fabric(args)
+    art = build_all()
+    start = time.monotonic()
+    out_dir = paths.REPO / "results"
+    out_dir.mkdir(exist_ok=True)
+    result: dict = {}
+    if sweeps:
+        result["sweeps"] = []
+        for key, values in sweeps:
+            s = sx.run_sweep(args.machine, overrides, art, args.quick, key, values)
+            print(report.sweep_table(s), flush=True)
+            png = out_dir / f"sx-sweep-{key.replace('.', '_')}.png"
+            report.sweep_plot(s, png, f"SURE-SX: sweep of {key}")
+            say(f"plot: {png}")
+            result["sweeps"].append(s)
+    else:
+        say(f"SURE-SX benchmarks on {args.machine} (boots the cluster 3 times)")
+        result = sx.run_sx(args.machine, overrides, art, args.quick)
+        print(report.sx_table(result), flush=True)
+    wall = time.monotonic() - start
+    say(f"host wall time: {wall:.1f} s")
+    if args.json:
+        result["host_wall_s"] = round(wall, 1)
+        Path(args.json).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        say(f"results: {args.json}")
+    return 0

@@ -1,0 +1,146 @@
+"""`retrolink bench sx`: the SURE-SX message benchmarks of the paper, measured in the guest.
+
+Each measurement boots the cluster once and runs sx_bench on the nodes (bench/sx.toml);
+the numbers come from the RESULT lines sx_bench prints, timed by the guest's clock,
+which under icount is the model's virtual time.
+"""
+import tomllib
+from dataclasses import dataclass
+
+from .. import paths
+from ..machine import Machine, load_machine
+from ..node_command import Artifacts
+from ..progress import StepFailed, say
+from ..runner import run_command
+from .results import Result, find, parse_results
+
+DEFINITION = paths.REPO / "bench" / "sx.toml"
+
+
+def load_definition(quick: bool) -> dict:
+    d = tomllib.loads(DEFINITION.read_text())
+    if quick:
+        q = d["quick"]
+        d["sizes"] = q["sizes"]
+        d["latency"] = {"iters": q["iters"], "warmup": q["warmup"]}
+        d["throughput"] = dict(d["throughput"], count=q["count"])
+        d["rates"] = {"count": q["count"]}
+    return d
+
+
+def _csv(values) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str) -> list[Result]:
+    """Boot, run one script per node (others run 'true'), return every RESULT line."""
+    nodes = machine.cluster.nodes
+    commands = {n: scripts.get(n, "true") for n in range(nodes)}
+    say(f"  {what}")
+    from ..cluster import Cluster, new_run_dir
+    run_dir = new_run_dir(f"bench-sx")
+    cluster = Cluster(machine, art, run_dir)
+    try:
+        cluster.start(commands)
+        result = cluster.wait(machine.cluster.boot_timeout_s + machine.cluster.run_timeout_s)
+    finally:
+        cluster.stop()
+    problems = [r.problem for r in result.nodes if r.problem]
+    if problems:
+        detail = "\n  ".join(problems)
+        out = "\n".join(f"    [node{r.node}] {l}" for r in result.nodes for l in r.lines[-5:])
+        raise StepFailed(f"benchmark phase '{what}' failed:\n  {detail}\n{out}\n  logs: {run_dir}")
+    stats = result.fabric_stats or {}
+    if stats.get("causality_violations", 0):
+        raise StepFailed(f"phase '{what}': the fabric counted causality violations; "
+                         f"results would not be exact (logs: {run_dir})")
+    results = []
+    for r in result.nodes:
+        results += parse_results(r.node, r.lines)
+    return results
+
+
+def measure_latency_and_throughput(machine, art, d, sizes) -> dict:
+    lat, tp = d["latency"], d["throughput"]
+    node0 = (f"sx_bench pingpong --peer 1 --sizes {_csv(sizes)} --iters {lat['iters']} "
+             f"--warmup {lat['warmup']}")
+    node1 = "sx_bench echo --peer 0"
+    for s in sizes:
+        node0 += f" && sx_bench stream --dst 1 --size {s} --count {tp['count']} --window {tp['window']}"
+        node1 += f" && sx_bench sink --count {tp['count']}"
+    res = run_phase(machine, art, {0: node0, 1: node1}, "latency and throughput vs message length")
+    out = {"latency_us": {}, "throughput_MBps": {}}
+    for s in sizes:
+        l = find(res, "latency_us", size=s)
+        t = find(res, "throughput_MBps", size=s)
+        if not l or not t:
+            raise StepFailed(f"sx_bench printed no latency_us/throughput_MBps for size {s}")
+        out["latency_us"][str(s)] = l[0].num("value")
+        out["throughput_MBps"][str(s)] = t[0].num("value")
+    return out
+
+
+def measure_rates(machine, art, d) -> dict:
+    if machine.cluster.nodes < 3:
+        raise StepFailed("the messages/s benchmarks need 3 nodes (cluster.nodes >= 3)")
+    size, count = d["small_size"], d["rates"]["count"]
+    sends = run_phase(machine, art, {
+        0: f"sx_bench fanout --dsts 1,2 --size {size} --count {count}",
+        1: f"sx_bench sink --count {count}",
+        2: f"sx_bench sink --count {count}"}, "send messages/s (one node to two)")
+    recvs = run_phase(machine, art, {
+        0: f"sx_bench fanin --count {2 * count}",
+        1: f"sx_bench stream --dst 0 --size {size} --count {count} --window 8",
+        2: f"sx_bench stream --dst 0 --size {size} --count {count} --window 8"},
+        "receive messages/s (two nodes to one)")
+    s, r = find(sends, "send_msgs_per_s"), find(recvs, "recv_msgs_per_s")
+    if not s or not r:
+        raise StepFailed("sx_bench printed no send_msgs_per_s / recv_msgs_per_s")
+    return {"send_msgs_per_s": s[0].num("value"), "recv_msgs_per_s": r[0].num("value")}
+
+
+def machine_parameters(m: Machine) -> dict:
+    return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
+            "device": m.device.model_dump(), "link": m.link.model_dump()}
+
+
+def run_sx(machine_name: str, overrides: dict, art: Artifacts, quick: bool) -> dict:
+    d = load_definition(quick)
+    machine = load_machine(machine_name or d["machine"], overrides)
+    sizes = d["sizes"]
+    out = {}
+    out.update(measure_rates(machine, art, d))
+    out.update(measure_latency_and_throughput(machine, art, d, sizes))
+    out["max_latency_us"] = max(out["latency_us"].values())
+    out["parameters"] = machine_parameters(machine)
+    return out
+
+
+def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
+              key: str, values: list) -> dict:
+    """Throughput vs message length for each value of one parameter."""
+    d = load_definition(quick)
+    points = []
+    for v in values:
+        machine = load_machine(machine_name or d["machine"], {**overrides, key: v})
+        say(f"sweep {key}={v}")
+        r = measure_latency_and_throughput(machine, art, d, d["sizes"])
+        points.append({"value": v, "throughput_MBps": r["throughput_MBps"],
+                       "latency_us": r["latency_us"],
+                       "saturating_length": saturating_length(machine, r["throughput_MBps"])})
+    return {"key": key, "points": points}
+
+
+def wire_limited_MBps(machine: Machine, size: int) -> float:
+    """What the link alone would allow for back-to-back messages of this size."""
+    link = machine.link
+    return size / ((size + 16 + link.overhead_bytes) / link.rate) / 1e6
+
+
+def saturating_length(machine: Machine, tp: dict) -> int | None:
+    """The shortest measured length whose throughput reaches 95% of what the link
+    allows for that length (None: the link is never the bottleneck up to 4 KB)."""
+    for s in sorted(int(k) for k in tp):
+        if tp[str(s)] >= 0.95 * wire_limited_MBps(machine, s):
+            return s
+    return None
