@@ -63,6 +63,7 @@ class RunResult:
     wall_s: float
     fabric_stats: dict | None = None
     fabric_problem: str = ""
+    marks: dict = field(default_factory=dict)   # (node, name) -> host seconds since start
 
     @property
     def ok(self) -> bool:
@@ -164,10 +165,13 @@ class Cluster:
     def wait(self, timeout_s: float) -> RunResult:
         start = time.monotonic()
         deadline = start + timeout_s
+        marks: dict = {}
         while any(p.poll() is None for p in self.nodes):
             if time.monotonic() > deadline:
                 break
-            time.sleep(0.05)
+            self._scan_marks(marks, start)
+            time.sleep(0.02)
+        self._scan_marks(marks, start)
         still_running = {n for n, p in enumerate(self.nodes) if p.poll() is None}
         self.stop()
         results = []
@@ -194,13 +198,26 @@ class Cluster:
                     and qemu_log.read_text().strip():
                 r.problem += "\n    QEMU said: " + qemu_log.read_text(errors="replace").strip().splitlines()[-1]
             results.append(r)
-        run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start)
+        run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
+                        marks=marks)
         if self.stats_path.exists():
             try:
                 run.fabric_stats = json.loads(self.stats_path.read_text())
             except ValueError:
                 run.fabric_problem = f"fabric stats unreadable: {self.stats_path}"
         return run
+
+    def _scan_marks(self, marks: dict, start: float) -> None:
+        """Note the host time at which each 'MARK <name>' line of a node first appears
+        (benchmarks of the emulator itself use it: wall time per virtual second)."""
+        for n, files in enumerate(self.files):
+            try:
+                text = files.output.read_text(errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if line.startswith("MARK ") and (n, line[5:].strip()) not in marks:
+                    marks[(n, line[5:].strip())] = time.monotonic() - start
 
     def stop(self) -> None:
         """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""

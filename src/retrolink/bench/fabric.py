@@ -1,0 +1,53 @@
+"""`retrolink bench fabric`: what the lock-step costs, in host wall time per virtual second.
+
+Three runs of the same 2-node script, each node marking the start and end of a stretch
+of virtual time (MARK lines, timed by the host as they appear):
+- idle: both guests sleep (synchronised, with the fabric);
+- busy: both guests spin (synchronised);
+- free: both guests spin with no board and no fabric (free-running TCG).
+Goals (issue 3): idle >= 100x faster than real time; busy-synchronised >= 0.5 of free.
+"""
+from ..cluster import Cluster, new_run_dir
+from ..machine import load_machine
+from ..progress import StepFailed, say
+
+IDLE_S, BUSY_S = 20, 3
+SPIN = ("e=$(($(cut -d. -f1 /proc/uptime)+{s})); echo MARK start; "
+        "while [ $(cut -d. -f1 /proc/uptime) -lt $e ]; do :; done; echo MARK end")
+SLEEP = "echo MARK start; sleep {s}; echo MARK end"
+
+
+def timed_stretch(machine, art, script: str, seconds: int, what: str) -> float:
+    say(f"  {what}")
+    run_dir = new_run_dir("bench-fabric")
+    cluster = Cluster(machine, art, run_dir)
+    commands = {n: script.format(s=seconds) if n < 2 else "true"
+                for n in range(machine.cluster.nodes)}
+    try:
+        cluster.start(commands)
+        result = cluster.wait(machine.cluster.boot_timeout_s + machine.cluster.run_timeout_s)
+    finally:
+        cluster.stop()
+    if not result.ok:
+        raise StepFailed(f"fabric benchmark '{what}' failed: "
+                         + "; ".join(r.problem for r in result.nodes if r.problem)
+                         + f" (logs: {run_dir})")
+    m = result.marks
+    wall = max(m[(n, "end")] for n in (0, 1)) - min(m[(n, "start")] for n in (0, 1))
+    return wall / seconds
+
+
+def bench_fabric(args) -> int:
+    from ..build import build_all
+    art = build_all()
+    synced = load_machine(args.machine)
+    free = load_machine("plain")
+    idle = timed_stretch(synced, art, SLEEP, IDLE_S, f"idle: both guests sleep {IDLE_S} s")
+    busy = timed_stretch(synced, art, SPIN, BUSY_S, f"busy: both guests spin {BUSY_S} s")
+    unsync = timed_stretch(free, art, SPIN, BUSY_S, "free-running: same spin, no fabric")
+    print(f"fabric lock-step cost, machine {synced.cluster.name} (2 nodes active)")
+    print(f"  idle, synchronised:   {idle:8.4f} s wall per virtual s  ({1 / idle:8.1f}x real time; goal >= 100x)")
+    print(f"  busy, synchronised:   {busy:8.4f} s wall per virtual s")
+    print(f"  busy, free-running:   {unsync:8.4f} s wall per virtual s")
+    print(f"  synchronised / free-running speed: {unsync / busy:6.3f}  (goal >= 0.5)")
+    return 0
