@@ -159,7 +159,7 @@ def build_qemu(log: Path) -> Path:
         if binary.stat().st_mtime_ns != before:
             say("QEMU relinked with the changed device files")
         return binary
-    title = "building QEMU (first time: ~5 min on 2 cores)" if todo > 100 else \
+    title = "building QEMU (first time: about 2 min on 2 cores)" if todo > 100 else \
         f"rebuilding QEMU ({todo} steps)"
     with step(title):
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log,
