@@ -1,0 +1,127 @@
+/*
+ * The fabric's event queue, ordered by (time, kind, node, seq): never by the
+ * order in which the host delivered messages, so runs are deterministic.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+
+static bool before(const struct event *a, const struct event *b)
+{
+    if (a->time != b->time) {
+        return a->time < b->time;
+    }
+    if (a->kind != b->kind) {
+        return a->kind < b->kind;
+    }
+    if (a->node != b->node) {
+        return a->node < b->node;
+    }
+    return a->seq < b->seq;
+}
+
+static void swap(struct event *a, struct event *b)
+{
+    struct event t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void eq_push(struct event_queue *q, const struct event *ev)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 64;
+        q->ev = realloc(q->ev, q->cap * sizeof(*q->ev));
+        if (!q->ev) {
+            abort();
+        }
+    }
+    size_t i = q->n++;
+    q->ev[i] = *ev;
+    while (i > 0 && before(&q->ev[i], &q->ev[(i - 1) / 2])) {
+        swap(&q->ev[i], &q->ev[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+}
+
+const struct event *eq_peek(const struct event_queue *q)
+{
+    return q->n ? &q->ev[0] : NULL;
+}
+
+bool eq_pop(struct event_queue *q, struct event *out)
+{
+    if (!q->n) {
+        return false;
+    }
+    *out = q->ev[0];
+    q->ev[0] = q->ev[--q->n];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < q->n && before(&q->ev[l], &q->ev[m])) {
+            m = l;
+        }
+        if (r < q->n && before(&q->ev[r], &q->ev[m])) {
+            m = r;
+        }
+        if (m == i) {
+            break;
+        }
+        swap(&q->ev[i], &q->ev[m]);
+        i = m;
+    }
+    return true;
+}
+
+void pa_push(struct pending_arrivals *p, uint64_t t)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 16;
+        p->t = realloc(p->t, p->cap * sizeof(*p->t));
+        if (!p->t) {
+            abort();
+        }
+    }
+    size_t i = p->n++;
+    p->t[i] = t;
+    while (i > 0 && p->t[i] < p->t[(i - 1) / 2]) {
+        uint64_t x = p->t[i];
+        p->t[i] = p->t[(i - 1) / 2];
+        p->t[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+    }
+}
+
+static void pa_pop(struct pending_arrivals *p)
+{
+    p->t[0] = p->t[--p->n];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < p->n && p->t[l] < p->t[m]) {
+            m = l;
+        }
+        if (r < p->n && p->t[r] < p->t[m]) {
+            m = r;
+        }
+        if (m == i) {
+            break;
+        }
+        uint64_t x = p->t[i];
+        p->t[i] = p->t[m];
+        p->t[m] = x;
+        i = m;
+    }
+}
+
+void pa_drop_before(struct pending_arrivals *p, uint64_t t)
+{
+    while (p->n && p->t[0] < t) {
+        pa_pop(p);
+    }
+}
+
+uint64_t pa_min(const struct pending_arrivals *p)
+{
+    return p->n ? p->t[0] : NEVER;
+}

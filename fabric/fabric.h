@@ -1,0 +1,136 @@
+/*
+ * retrolink fabric: shared state of the process (docs/fabric.md).
+ */
+#ifndef FABRIC_H
+#define FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rl-wire.h"
+
+#define NEVER RL_TIME_NEVER
+
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > NEVER - b ? NEVER : a + b;
+}
+
+static inline uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* Time to send bytes at rate bytes/s, rounded up to a whole ns. */
+static inline uint64_t bytes_ns(uint64_t bytes, uint64_t rate)
+{
+    return (uint64_t)(((unsigned __int128)bytes * 1000000000u + rate - 1) / rate);
+}
+
+/* A frame inside the fabric. */
+struct frame {
+    uint32_t src, dst, len, flags;
+    uint64_t sender_seq;
+    uint64_t ready;          /* ready at the sender's interface */
+    uint8_t *data;
+};
+
+enum node_kind { NODE_VM, NODE_SYNTHETIC };
+
+struct pending_arrivals {    /* arrival times delivered to a node, a min-heap */
+    uint64_t *t;
+    size_t n, cap;
+};
+
+struct node {
+    uint32_t id;
+    char name[RL_NAME_LEN + 1];
+    enum node_kind kind;
+    int fd;                  /* -1 until connected, and after it left */
+    bool hello, alive, gone, waiting;
+    uint64_t t;              /* last reported time */
+    uint64_t promise;        /* no frame earlier than this, unless one arrives */
+    uint64_t reaction;       /* least delay from an arrival to a frame it causes */
+    uint64_t grant;          /* last grant sent */
+    uint64_t last_ready;     /* FRAME ready times must not go backwards */
+    struct pending_arrivals arrivals;
+    uint64_t frames_sent, frames_received, bytes_sent, bytes_received;
+    /* synthetic nodes */
+    uint32_t syn_dst, syn_size;
+    uint64_t syn_interval, syn_next, syn_left;
+};
+
+struct fabric;
+
+/* A topology: how frames get from their sender's interface to their receiver. */
+struct topology_ops {
+    const char *name;
+    /* parse "key=value" parameters; return 0, or -1 with err filled */
+    int (*configure)(struct fabric *f, char **keys, char **values, int n, char *err,
+                     size_t errlen);
+    /* a frame is ready at its sender's interface now (event time) */
+    void (*inject)(struct fabric *f, struct frame *fr, uint64_t now);
+    /* one of the topology's own events */
+    void (*event)(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg);
+    /* least time from a frame being ready to its arrival anywhere (>= 1) */
+    uint64_t (*min_latency)(struct fabric *f);
+    /* per-link counters as JSON objects (comma-separated, no brackets) */
+    void (*stats)(struct fabric *f, FILE *out);
+};
+
+struct event {
+    uint64_t time;
+    uint32_t kind;           /* EV_* below; ties broken by (kind, node, seq) */
+    uint32_t node;
+    uint64_t seq;
+    int topo_kind;
+    void *ptr;
+    uint64_t arg;
+};
+
+enum { EV_INJECT = 1, EV_TOPO = 2, EV_SYNTH = 3 };
+
+struct event_queue {
+    struct event *ev;
+    size_t n, cap;
+};
+
+struct fabric {
+    char socket_path[108];
+    char stats_path[4096], trace_path[4096];
+    FILE *trace;
+    uint32_t nnodes;
+    struct node *nodes;
+    const struct topology_ops *topo;
+    void *topo_state;
+    struct event_queue queue;
+    uint64_t event_seq;       /* for topology events */
+    uint64_t deliver_seq;     /* DELIVER numbering, in event order: deterministic */
+    uint64_t horizon;         /* every event before this has been processed */
+    uint64_t causality_violations;
+    uint64_t drops_unknown_dst, drops_dead_dst, drops_oversize;
+    bool started;             /* every VM node said HELLO */
+};
+
+/* events.c */
+void eq_push(struct event_queue *q, const struct event *ev);
+bool eq_pop(struct event_queue *q, struct event *out);
+const struct event *eq_peek(const struct event_queue *q);
+void pa_push(struct pending_arrivals *p, uint64_t t);
+void pa_drop_before(struct pending_arrivals *p, uint64_t t);
+uint64_t pa_min(const struct pending_arrivals *p);
+
+/* main.c: used by topologies and synthetic nodes */
+void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, uint64_t arg);
+void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival);
+void fabric_drop(struct fabric *f, struct frame *fr, const char *reason);
+void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr);
+void frame_free(struct frame *fr);
+
+/* topologies */
+extern const struct topology_ops topo_p2p_ops, topo_ring_ops;
+const struct topology_ops *topology_by_name(const char *name);
+
+/* sync.c */
+void sync_compute(struct fabric *f, uint64_t *earliest_send, uint64_t *grant_for);
+
+#endif

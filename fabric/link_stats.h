@@ -1,0 +1,38 @@
+/* Per-link counters, shared by the topologies. */
+#ifndef LINK_STATS_H
+#define LINK_STATS_H
+
+#include <stdio.h>
+
+#include "fabric.h"
+
+struct link_stats {
+    char name[48];
+    uint64_t frames, bytes, queue_ns_total, queue_ns_max;
+};
+
+static inline void link_count(struct link_stats *s, const struct frame *fr, uint64_t queued)
+{
+    s->frames++;
+    s->bytes += fr->len;
+    s->queue_ns_total += queued;
+    if (queued > s->queue_ns_max) {
+        s->queue_ns_max = queued;
+    }
+}
+
+static inline void link_print(FILE *out, const struct link_stats *s, int first)
+{
+    fprintf(out, "%s\n    {\"name\": \"%s\", \"frames\": %llu, \"bytes\": %llu, "
+            "\"queue_ns_total\": %llu, \"queue_ns_max\": %llu}", first ? "" : ",", s->name,
+            (unsigned long long)s->frames, (unsigned long long)s->bytes,
+            (unsigned long long)s->queue_ns_total, (unsigned long long)s->queue_ns_max);
+}
+
+/* Look up key in parallel key/value arrays; marks it used. */
+int topo_param(char **keys, char **vals, int n, bool *used, const char *key, bool required,
+               uint64_t *out, char *err, size_t errlen);
+/* Complain about the first key no topology parameter used. */
+int topo_unused(char **keys, int n, const bool *used, const char *topo, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,559 @@
+/*
+ * retrolink-fabric: joins the nodes' devices, carries their frames through a
+ * timed topology and grants each node how far its virtual clock may run.
+ * Usage: retrolink-fabric CONFIG_FILE      (docs/fabric.md)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fabric.h"
+#include "proto.h"
+#include "stats.h"
+
+#define MAX_PENDING 64
+#define MSG_MAX (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
+
+static volatile sig_atomic_t stop_requested;
+static uint8_t msgbuf[MSG_MAX + 1];
+
+static void logf_(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("fabric: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void hdr(struct rl_msg_hdr *h, uint16_t type, uint32_t length, uint32_t node, uint64_t t)
+{
+    h->magic = RL_WIRE_MAGIC;
+    h->version = RL_WIRE_VERSION;
+    h->type = type;
+    h->length = length;
+    h->node = node;
+    h->time_ns = t;
+}
+
+static void node_gone(struct fabric *f, struct node *n, const char *why);
+
+static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t len)
+{
+    if (n->fd < 0) {
+        return;
+    }
+    ssize_t r;
+    do {
+        r = send(n->fd, msg, len, MSG_NOSIGNAL);
+    } while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)len) {
+        node_gone(f, n, r < 0 ? strerror(errno) : "short write");
+    }
+}
+
+void frame_free(struct frame *fr)
+{
+    if (fr) {
+        free(fr->data);
+        free(fr);
+    }
+}
+
+void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr)
+{
+    if (f->trace) {
+        fprintf(f->trace, "%llu %s src=%u dst=%u len=%u seq=%llu\n", (unsigned long long)t,
+                what, fr->src, fr->dst, fr->len, (unsigned long long)fr->sender_seq);
+    }
+}
+
+void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, uint64_t arg)
+{
+    struct event ev = { .time = time, .kind = EV_TOPO, .node = 0, .seq = f->event_seq++,
+                        .topo_kind = topo_kind, .ptr = ptr, .arg = arg };
+    eq_push(&f->queue, &ev);
+}
+
+void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
+{
+    static bool said_dead, said_unknown, said_big;
+    bool *said = !strcmp(reason, "destination down") ? &said_dead :
+                 !strcmp(reason, "unknown destination") ? &said_unknown : &said_big;
+    if (!*said) {
+        logf_("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
+              reason, fr->src, fr->dst, fr->len);
+        *said = true;
+    }
+    if (said == &said_dead) {
+        f->drops_dead_dst++;
+    } else if (said == &said_unknown) {
+        f->drops_unknown_dst++;
+    } else {
+        f->drops_oversize++;
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "drop:%s", reason);
+    for (char *c = what; *c; c++) {
+        if (*c == ' ') {
+            *c = '_';
+        }
+    }
+    fabric_trace(f, fr->ready, what, fr);
+    frame_free(fr);
+}
+
+void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
+{
+    struct node *d = &f->nodes[fr->dst];
+
+    fabric_trace(f, arrival, "arrive", fr);
+    if (d->kind == NODE_SYNTHETIC) {
+        d->frames_received++;         /* a synthetic node is a sink */
+        frame_free(fr);
+        return;
+    }
+    if (!d->alive) {
+        fabric_drop(f, fr, "destination down");
+        return;
+    }
+    if (arrival < d->grant) {
+        /* only if a node woke from outside the model (interactive use) */
+        f->causality_violations++;
+        arrival = d->grant;
+    }
+    size_t len = sizeof(struct rl_frame) + fr->len;
+    struct rl_frame *m = (void *)msgbuf;
+    memset(m, 0, sizeof(*m));
+    hdr(&m->h, RL_MSG_DELIVER, len, d->id, arrival);
+    m->src = fr->src;
+    m->dst = fr->dst;
+    m->len = fr->len;
+    m->flags = fr->flags;
+    m->seq = f->deliver_seq++;
+    memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
+    pa_push(&d->arrivals, arrival);
+    d->frames_received++;
+    d->bytes_received += fr->len;
+    frame_free(fr);
+    send_msg(f, d, msgbuf, len);
+}
+
+static void send_error(struct fabric *f, struct node *n, const char *text)
+{
+    struct rl_error e;
+    memset(&e, 0, sizeof(e));
+    hdr(&e.h, RL_MSG_ERROR, sizeof(e), n->id, n->t);
+    snprintf(e.text, sizeof(e.text), "%s", text);
+    send(n->fd, &e, sizeof(e), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* A node left (BYE), died (EOF) or was disconnected for a protocol error. */
+static void node_gone(struct fabric *f, struct node *n, const char *why)
+{
+    if (!n->alive) {
+        return;
+    }
+    if (why) {
+        logf_("node %u (%s): %s; disconnected", n->id, n->name, why);
+    } else {
+        logf_("node %u (%s) left at %llu ns", n->id, n->name, (unsigned long long)n->t);
+    }
+    n->alive = false;
+    n->gone = true;
+    n->waiting = false;
+    if (n->fd >= 0) {
+        close(n->fd);
+        n->fd = -1;
+    }
+    /* tell the others at a time none of them has passed: its last time plus L */
+    uint64_t at = sat_add(n->t, f->topo->min_latency(f));
+    for (uint32_t j = 0; j < f->nnodes; j++) {
+        struct node *o = &f->nodes[j];
+        if (o->alive && o->kind == NODE_VM) {
+            struct rl_link_status s = { .peer = n->id, .up = 0 };
+            hdr(&s.h, RL_MSG_LINK, sizeof(s), o->id, max64(at, o->grant));
+            send_msg(f, o, &s, sizeof(s));
+        }
+    }
+}
+
+static void protocol_error(struct fabric *f, struct node *n, const char *why)
+{
+    send_error(f, n, why);
+    node_gone(f, n, why);
+}
+
+static void handle_frame(struct fabric *f, struct node *n, size_t len)
+{
+    const struct rl_frame *m = (const void *)msgbuf;
+    uint64_t ready = m->h.time_ns;
+
+    if (m->dst == n->id) {
+        protocol_error(f, n, "frame addressed to itself");
+        return;
+    }
+    if (ready < n->last_ready) {
+        protocol_error(f, n, "frame ready time went backwards");
+        return;
+    }
+    n->last_ready = ready;
+    if (ready < n->promise || ready < f->horizon) {
+        f->causality_violations++;
+        ready = max64(n->promise, f->horizon);
+    }
+    struct frame *fr = calloc(1, sizeof(*fr));
+    fr->src = n->id;
+    fr->dst = m->dst;
+    fr->len = m->len;
+    fr->flags = m->flags;
+    fr->sender_seq = m->seq;
+    fr->ready = ready;
+    fr->data = malloc(m->len ? m->len : 1);
+    memcpy(fr->data, msgbuf + sizeof(*m), m->len);
+    n->frames_sent++;
+    n->bytes_sent += m->len;
+    (void)len;
+    struct event ev = { .time = ready, .kind = EV_INJECT, .node = n->id, .seq = m->seq,
+                        .ptr = fr };
+    eq_push(&f->queue, &ev);
+}
+
+static void handle_message(struct fabric *f, struct node *n, size_t len)
+{
+    char why[256];
+    const struct rl_msg_hdr *h = (const void *)msgbuf;
+
+    if (proto_check(msgbuf, len, n->id, why, sizeof(why))) {
+        protocol_error(f, n, why);
+        return;
+    }
+    switch (h->type) {
+    case RL_MSG_HELLO:
+        protocol_error(f, n, "second HELLO");
+        return;
+    case RL_MSG_SYNC: {
+        const struct rl_sync *s = (const void *)msgbuf;
+        if (h->time_ns < n->t || h->time_ns > n->grant) {
+            snprintf(why, sizeof(why), "SYNC time %llu outside [%llu, grant %llu]",
+                     (unsigned long long)h->time_ns, (unsigned long long)n->t,
+                     (unsigned long long)n->grant);
+            protocol_error(f, n, why);
+            return;
+        }
+        if (s->promise_ns < h->time_ns) {
+            protocol_error(f, n, "promise earlier than the node's own time");
+            return;
+        }
+        n->t = h->time_ns;
+        n->promise = s->promise_ns;
+        n->waiting = true;
+        pa_drop_before(&n->arrivals, n->t);
+        return;
+    }
+    case RL_MSG_FRAME:
+        handle_frame(f, n, len);
+        return;
+    case RL_MSG_BYE:
+        n->t = max64(n->t, h->time_ns);
+        node_gone(f, n, NULL);
+        return;
+    }
+}
+
+static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
+{
+    struct frame *fr = calloc(1, sizeof(*fr));
+    fr->src = n->id;
+    fr->dst = n->syn_dst;
+    fr->len = n->syn_size;
+    fr->sender_seq = n->frames_sent++;
+    fr->ready = now;
+    fr->data = calloc(1, n->syn_size ? n->syn_size : 1);
+    n->bytes_sent += n->syn_size;
+    n->syn_left--;
+    n->syn_next = n->syn_left ? now + n->syn_interval : NEVER;
+    if (n->syn_left) {
+        struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
+        eq_push(&f->queue, &ev);
+    }
+    fabric_trace(f, now, "ready", fr);
+    f->topo->inject(f, fr, now);
+}
+
+static void run_event(struct fabric *f, struct event *ev)
+{
+    switch (ev->kind) {
+    case EV_INJECT: {
+        struct frame *fr = ev->ptr;
+        fabric_trace(f, ev->time, "ready", fr);
+        if (fr->dst >= f->nnodes) {
+            fabric_drop(f, fr, "unknown destination");
+        } else {
+            f->topo->inject(f, fr, ev->time);
+        }
+        break;
+    }
+    case EV_TOPO:
+        f->topo->event(f, ev->topo_kind, ev->time, ev->ptr, ev->arg);
+        break;
+    case EV_SYNTH:
+        synthetic_emit(f, &f->nodes[ev->node], ev->time);
+        break;
+    }
+}
+
+/* Process every event that no future message can precede, then grant. */
+static void advance(struct fabric *f)
+{
+    uint64_t *e = calloc(f->nnodes, sizeof(*e)), *a = calloc(f->nnodes, sizeof(*a));
+
+    for (;;) {
+        sync_compute(f, e, a);
+        uint64_t safe = NEVER;
+        for (uint32_t k = 0; k < f->nnodes; k++) {
+            safe = min64(safe, e[k]);
+        }
+        const struct event *next = eq_peek(&f->queue);
+        if (!next || next->time >= safe) {
+            break;
+        }
+        struct event ev;
+        eq_pop(&f->queue, &ev);
+        f->horizon = max64(f->horizon, ev.time);
+        run_event(f, &ev);
+    }
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        if (n->alive && n->waiting && a[k] > n->t && a[k] > n->grant) {
+            struct rl_msg_hdr g;
+            hdr(&g, RL_MSG_GRANT, sizeof(g), n->id, a[k]);
+            n->grant = a[k];
+            n->waiting = false;
+            send_msg(f, n, &g, sizeof(g));
+        }
+    }
+    free(e);
+    free(a);
+}
+
+static void start_cluster(struct fabric *f)
+{
+    uint64_t *e = calloc(f->nnodes, sizeof(*e)), *a = calloc(f->nnodes, sizeof(*a));
+
+    f->started = true;
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        if (n->kind == NODE_SYNTHETIC && n->syn_left) {
+            struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
+            eq_push(&f->queue, &ev);
+        }
+    }
+    sync_compute(f, e, a);
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        if (n->kind == NODE_VM && n->alive) {
+            struct rl_welcome w = { .nodes = f->nnodes };
+            hdr(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, a[k]);
+            n->grant = a[k];
+            send_msg(f, n, &w, sizeof(w));
+        }
+    }
+    logf_("all %u node(s) connected; cluster started", f->nnodes);
+    free(e);
+    free(a);
+}
+
+/* The first message on a new connection must be HELLO for a free VM node id. */
+static void handle_hello(struct fabric *f, int fd)
+{
+    char why[256] = "";
+    ssize_t len = recv(fd, msgbuf, sizeof(msgbuf), MSG_TRUNC);
+    const struct rl_hello *h = (const void *)msgbuf;
+
+    if (len <= 0) {
+        close(fd);
+        return;
+    }
+    if (proto_check(msgbuf, len, -1, why, sizeof(why)) == 0 && h->h.type != RL_MSG_HELLO) {
+        snprintf(why, sizeof(why), "first message is not HELLO");
+    } else if (!why[0] && (h->h.node >= f->nnodes || f->nodes[h->h.node].kind != NODE_VM)) {
+        snprintf(why, sizeof(why), "HELLO from node %u, which is not a VM node of this cluster",
+                 h->h.node);
+    } else if (!why[0] && (f->nodes[h->h.node].hello)) {
+        snprintf(why, sizeof(why), "a second HELLO for node %u", h->h.node);
+    } else if (!why[0] && f->started) {
+        snprintf(why, sizeof(why), "the cluster has already started");
+    }
+    if (why[0]) {
+        logf_("refusing a connection: %s", why);
+        struct rl_error e;
+        memset(&e, 0, sizeof(e));
+        hdr(&e.h, RL_MSG_ERROR, sizeof(e), 0, 0);
+        snprintf(e.text, sizeof(e.text), "%s", why);
+        send(fd, &e, sizeof(e), MSG_NOSIGNAL | MSG_DONTWAIT);
+        close(fd);
+        return;
+    }
+    struct node *n = &f->nodes[h->h.node];
+    n->fd = fd;
+    n->hello = n->alive = true;
+    n->t = h->h.time_ns;
+    n->reaction = h->reaction_ns;
+    char name[RL_NAME_LEN + 1] = { 0 };
+    memcpy(name, h->name, RL_NAME_LEN);
+    logf_("node %u (%s) connected as %s", n->id, n->name, name);
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        if (f->nodes[k].kind == NODE_VM && !f->nodes[k].hello) {
+            return;
+        }
+    }
+    start_cluster(f);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static int listen_on(const char *path)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+    strcpy(addr.sun_path, path);
+    unlink(path);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
+        logf_("cannot listen on %s: %s", path, strerror(errno));
+        exit(1);
+    }
+    return fd;
+}
+
+static bool all_vm_nodes_gone(struct fabric *f)
+{
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        if (f->nodes[k].kind == NODE_VM && !f->nodes[k].gone) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    static struct fabric f;
+    char err[1024];
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: retrolink-fabric CONFIG_FILE   (format: docs/fabric.md)\n");
+        return 2;
+    }
+    if (config_load(&f, argv[1], err, sizeof(err))) {
+        fprintf(stderr, "fabric: %s\n", err);
+        return 2;
+    }
+    if (f.trace_path[0] && !(f.trace = fopen(f.trace_path, "w"))) {
+        fprintf(stderr, "fabric: cannot write trace %s: %s\n", f.trace_path, strerror(errno));
+        return 2;
+    }
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    int lfd = listen_on(f.socket_path);
+    int pending[MAX_PENDING], npending = 0;
+    struct pollfd *pfd = calloc(1 + MAX_PENDING + f.nnodes, sizeof(*pfd));
+    bool any_vm = false;
+    for (uint32_t k = 0; k < f.nnodes; k++) {
+        any_vm |= f.nodes[k].kind == NODE_VM;
+    }
+    if (!any_vm) {
+        fprintf(stderr, "fabric: no VM nodes in the configuration\n");
+        return 2;
+    }
+
+    while (!stop_requested && !(f.started && all_vm_nodes_gone(&f))) {
+        int n = 0;
+        pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+        for (int i = 0; i < npending; i++) {
+            pfd[n++] = (struct pollfd){ .fd = pending[i], .events = POLLIN };
+        }
+        for (uint32_t k = 0; k < f.nnodes; k++) {
+            pfd[n++] = (struct pollfd){ .fd = f.nodes[k].fd, .events = POLLIN };
+        }
+        if (poll(pfd, n, 1000) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            logf_("poll: %s", strerror(errno));
+            break;
+        }
+        if (pfd[0].revents & POLLIN) {
+            int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (c >= 0 && npending < MAX_PENDING) {
+                pending[npending++] = c;
+            } else if (c >= 0) {
+                close(c);
+            }
+        }
+        int ready[MAX_PENDING], nready = 0, keep = 0;
+        for (int i = 0; i < npending; i++) {
+            if (pfd[1 + i].revents) {
+                ready[nready++] = pending[i];
+            } else {
+                pending[keep++] = pending[i];
+            }
+        }
+        int old_npending = npending;
+        npending = keep;
+        for (int i = 0; i < nready; i++) {
+            handle_hello(&f, ready[i]);
+        }
+        int base = 1 + old_npending;
+        for (uint32_t k = 0; k < f.nnodes; k++) {
+            struct node *nd = &f.nodes[k];
+            if (nd->fd < 0 || !(pfd[base + k].revents & (POLLIN | POLLHUP | POLLERR))) {
+                continue;
+            }
+            /* drain everything this node has sent */
+            for (;;) {
+                ssize_t len = recv(nd->fd, msgbuf, sizeof(msgbuf), MSG_DONTWAIT | MSG_TRUNC);
+                if (len < 0 && (errno == EAGAIN || errno == EINTR)) {
+                    break;
+                }
+                if (len <= 0) {
+                    node_gone(&f, nd, len == 0 ? "disconnected without BYE"
+                                               : strerror(errno));
+                    break;
+                }
+                if ((size_t)len > MSG_MAX) {
+                    protocol_error(&f, nd, "message longer than the largest frame");
+                    break;
+                }
+                handle_message(&f, nd, len);
+                if (nd->fd < 0) {
+                    break;
+                }
+            }
+        }
+        if (f.started) {
+            advance(&f);
+        }
+    }
+    stats_write(&f);
+    if (f.trace) {
+        fclose(f.trace);
+    }
+    unlink(f.socket_path);
+    return 0;
+}

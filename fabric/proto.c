@@ -1,0 +1,67 @@
+/*
+ * Structural checks of node->fabric messages: every length, the magic, the
+ * version, the type and the sender. Semantic checks (times, destinations)
+ * need the fabric's state and are in main.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+#include "rl-wire.h"
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
+
+int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whylen)
+{
+    struct rl_msg_hdr h;
+
+    if (n < sizeof(h)) {
+        FAIL("message of %zu bytes is shorter than a header", n);
+    }
+    memcpy(&h, buf, sizeof(h));
+    if (h.magic != RL_WIRE_MAGIC) {
+        FAIL("bad magic 0x%08x", h.magic);
+    }
+    if (h.version != RL_WIRE_VERSION) {
+        FAIL("protocol version %u, expected %u", h.version, RL_WIRE_VERSION);
+    }
+    if (h.length != n) {
+        FAIL("length field %u but %zu bytes received", h.length, n);
+    }
+    if (id >= 0 && h.node != id) {
+        FAIL("node field %u on node %lld's connection", h.node, (long long)id);
+    }
+    switch (h.type) {
+    case RL_MSG_HELLO:
+        if (n != sizeof(struct rl_hello)) {
+            FAIL("HELLO of %zu bytes, expected %zu", n, sizeof(struct rl_hello));
+        }
+        return 0;
+    case RL_MSG_SYNC:
+        if (n != sizeof(struct rl_sync)) {
+            FAIL("SYNC of %zu bytes, expected %zu", n, sizeof(struct rl_sync));
+        }
+        return 0;
+    case RL_MSG_BYE:
+        if (n != sizeof(struct rl_msg_hdr)) {
+            FAIL("BYE of %zu bytes, expected %zu", n, sizeof(struct rl_msg_hdr));
+        }
+        return 0;
+    case RL_MSG_FRAME: {
+        struct rl_frame f;
+        if (n < sizeof(f)) {
+            FAIL("FRAME of %zu bytes is shorter than its header", n);
+        }
+        memcpy(&f, buf, sizeof(f));
+        if (f.len > RL_MAX_PAYLOAD || f.len != n - sizeof(f)) {
+            FAIL("FRAME payload length %u does not match %zu bytes", f.len, n - sizeof(f));
+        }
+        if (f.src != h.node) {
+            FAIL("FRAME src %u from node %u", f.src, h.node);
+        }
+        return 0;
+    }
+    default:
+        FAIL("message type %u is not one a node may send", h.type);
+    }
+}

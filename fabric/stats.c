@@ -1,0 +1,35 @@
+/* Counters at the end of a run, as JSON (docs/fabric.md, "Outputs"). */
+#include <errno.h>
+#include <string.h>
+
+#include "stats.h"
+
+void stats_write(struct fabric *f)
+{
+    if (!f->stats_path[0]) {
+        return;
+    }
+    FILE *out = fopen(f->stats_path, "w");
+    if (!out) {
+        fprintf(stderr, "fabric: cannot write %s: %s\n", f->stats_path, strerror(errno));
+        return;
+    }
+    fprintf(out, "{\n  \"topology\": \"%s\",\n  \"links\": [", f->topo->name);
+    f->topo->stats(f, out);
+    fprintf(out, "],\n  \"nodes\": [");
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        const struct node *n = &f->nodes[k];
+        fprintf(out, "%s\n    {\"id\": %u, \"name\": \"%s\", \"kind\": \"%s\", "
+                "\"frames_sent\": %llu, \"bytes_sent\": %llu, \"frames_received\": %llu, "
+                "\"bytes_received\": %llu, \"last_time_ns\": %llu}",
+                k ? "," : "", n->id, n->name, n->kind == NODE_VM ? "vm" : "synthetic",
+                (unsigned long long)n->frames_sent, (unsigned long long)n->bytes_sent,
+                (unsigned long long)n->frames_received, (unsigned long long)n->bytes_received,
+                (unsigned long long)n->t);
+    }
+    fprintf(out, "\n  ],\n  \"drops\": {\"destination down\": %llu, \"unknown destination\": %llu, "
+            "\"oversize\": %llu},\n  \"causality_violations\": %llu\n}\n",
+            (unsigned long long)f->drops_dead_dst, (unsigned long long)f->drops_unknown_dst,
+            (unsigned long long)f->drops_oversize, (unsigned long long)f->causality_violations);
+    fclose(out);
+}

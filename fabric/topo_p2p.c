@@ -1,0 +1,78 @@
+/*
+ * Point-to-point full-duplex link between nodes 0 and 1. Each direction is a
+ * FIFO: a frame of N bytes ready at r starts at max(r, end of the previous
+ * frame) and arrives ceil((N + overhead_bytes) * 1e9 / rate) + prop_ns later.
+ */
+#include <stdlib.h>
+
+#include "link_stats.h"
+
+struct p2p {
+    uint64_t rate, prop, overhead, mtu;
+    uint64_t free_at[2];
+    struct link_stats stats[2];
+};
+
+static int p2p_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+                         size_t errlen)
+{
+    struct p2p *p = calloc(1, sizeof(*p));
+    bool used[64] = { false };
+
+    p->mtu = RL_MAX_PAYLOAD;
+    if (topo_param(keys, vals, n, used, "rate", true, &p->rate, err, errlen) ||
+        topo_param(keys, vals, n, used, "prop_ns", false, &p->prop, err, errlen) ||
+        topo_param(keys, vals, n, used, "overhead_bytes", false, &p->overhead, err, errlen) ||
+        topo_param(keys, vals, n, used, "mtu", false, &p->mtu, err, errlen) ||
+        topo_unused(keys, n, used, "p2p", err, errlen)) {
+        return -1;
+    }
+    if (!p->rate || f->nnodes != 2) {
+        snprintf(err, errlen, "p2p needs rate > 0 and exactly 2 nodes (has %u)", f->nnodes);
+        return -1;
+    }
+    snprintf(p->stats[0].name, sizeof(p->stats[0].name), "p2p:0->1");
+    snprintf(p->stats[1].name, sizeof(p->stats[1].name), "p2p:1->0");
+    f->topo_state = p;
+    return 0;
+}
+
+static void p2p_inject(struct fabric *f, struct frame *fr, uint64_t now)
+{
+    struct p2p *p = f->topo_state;
+
+    if (fr->len > p->mtu) {
+        fabric_drop(f, fr, "oversize");
+        return;
+    }
+    int dir = fr->src;
+    uint64_t start = max64(now, p->free_at[dir]);
+    uint64_t tx = bytes_ns(fr->len + p->overhead, p->rate);
+    p->free_at[dir] = start + tx;
+    link_count(&p->stats[dir], fr, start - now);
+    fabric_trace(f, start, "start", fr);
+    fabric_deliver(f, fr, start + tx + p->prop);
+}
+
+static void p2p_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+{
+    (void)f, (void)kind, (void)now, (void)ptr, (void)arg;
+}
+
+static uint64_t p2p_min_latency(struct fabric *f)
+{
+    struct p2p *p = f->topo_state;
+    return max64(1, bytes_ns(p->overhead, p->rate) + p->prop);
+}
+
+static void p2p_stats(struct fabric *f, FILE *out)
+{
+    struct p2p *p = f->topo_state;
+    link_print(out, &p->stats[0], 1);
+    link_print(out, &p->stats[1], 0);
+}
+
+const struct topology_ops topo_p2p_ops = {
+    .name = "p2p", .configure = p2p_configure, .inject = p2p_inject, .event = p2p_event,
+    .min_latency = p2p_min_latency, .stats = p2p_stats,
+};

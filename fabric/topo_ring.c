@@ -1,0 +1,194 @@
+/*
+ * Token ring (FDDI timed token, or 802.5 with thtt_ns = 0): the stations are
+ * the nodes in id order; one transmitter at a time.
+ *
+ * The token takes hop = station_delay_ns + token_bytes/rate to pass from one
+ * station to the next. A station with frames seizes it when it arrives,
+ * transmits frames back to back (each ceil((len + overhead) / rate)) while its
+ * token holding time lasts (thtt_ns; 0 = one frame per visit), and releases it
+ * when its last frame ends (early token release). A frame reaches station d
+ * from station s after its transmission plus ((d - s) mod N) station delays.
+ *
+ * An idle ring costs nothing: the token's position is computed from where and
+ * when it was last released, and only the next seizure is an event.
+ */
+#include <stdlib.h>
+
+#include "link_stats.h"
+
+enum { RING_SEIZE, RING_RELEASE };
+
+struct fifo {
+    struct frame **f;
+    size_t head, n, cap;
+};
+
+struct ring {
+    uint64_t rate, station_delay, overhead, mtu, token_bytes, thtt;
+    uint64_t hop;             /* token passing time per station */
+    uint32_t n;
+    uint32_t released_at_station;
+    uint64_t released_at;     /* the token left that station then */
+    bool busy;
+    uint64_t gen;             /* invalidates seizure events planned before a change */
+    struct fifo *queue;
+    struct link_stats *stats;
+};
+
+static void fifo_push(struct fifo *q, struct frame *fr)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 8;
+        struct frame **nf = malloc(cap * sizeof(*nf));
+        for (size_t i = 0; i < q->n; i++) {
+            nf[i] = q->f[(q->head + i) % q->cap];
+        }
+        free(q->f);
+        q->f = nf;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->f[(q->head + q->n++) % q->cap] = fr;
+}
+
+static struct frame *fifo_pop(struct fifo *q)
+{
+    struct frame *fr = q->f[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+    return fr;
+}
+
+static int ring_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+                          size_t errlen)
+{
+    struct ring *r = calloc(1, sizeof(*r));
+    bool used[64] = { false };
+
+    r->mtu = 4500;
+    r->token_bytes = 11;
+    if (topo_param(keys, vals, n, used, "rate", true, &r->rate, err, errlen) ||
+        topo_param(keys, vals, n, used, "station_delay_ns", true, &r->station_delay, err, errlen) ||
+        topo_param(keys, vals, n, used, "overhead_bytes", false, &r->overhead, err, errlen) ||
+        topo_param(keys, vals, n, used, "mtu", false, &r->mtu, err, errlen) ||
+        topo_param(keys, vals, n, used, "token_bytes", false, &r->token_bytes, err, errlen) ||
+        topo_param(keys, vals, n, used, "thtt_ns", false, &r->thtt, err, errlen) ||
+        topo_unused(keys, n, used, "token_ring", err, errlen)) {
+        return -1;
+    }
+    if (!r->rate || !r->station_delay) {
+        snprintf(err, errlen, "token_ring needs rate > 0 and station_delay_ns > 0");
+        return -1;
+    }
+    r->n = f->nnodes;
+    r->hop = r->station_delay + bytes_ns(r->token_bytes, r->rate);
+    r->released_at_station = r->n - 1;     /* at time 0 the token heads for station 0 */
+    r->queue = calloc(r->n, sizeof(*r->queue));
+    r->stats = calloc(r->n, sizeof(*r->stats));
+    for (uint32_t i = 0; i < r->n; i++) {
+        snprintf(r->stats[i].name, sizeof(r->stats[i].name), "ring:station%u", i);
+    }
+    f->topo_state = r;
+    return 0;
+}
+
+/* When the token, circulating freely, next reaches station s at or after t. */
+static uint64_t token_reaches(const struct ring *r, uint32_t s, uint64_t t)
+{
+    uint64_t k = (s + r->n - r->released_at_station) % r->n;
+    if (k == 0) {
+        k = r->n;               /* the releasing station sees it after a full turn */
+    }
+    uint64_t first = r->released_at + k * r->hop, turn = (uint64_t)r->n * r->hop;
+    if (first >= t) {
+        return first;
+    }
+    return first + (t - first + turn - 1) / turn * turn;
+}
+
+static void plan_seizure(struct fabric *f, struct ring *r, uint64_t now)
+{
+    uint64_t best = NEVER;
+    uint32_t who = 0;
+
+    r->gen++;
+    for (uint32_t s = 0; s < r->n; s++) {
+        if (r->queue[s].n) {
+            uint64_t t = token_reaches(r, s, now);
+            if (t < best) {
+                best = t;
+                who = s;
+            }
+        }
+    }
+    if (best != NEVER) {
+        fabric_schedule(f, best, RING_SEIZE, NULL, (r->gen << 16) | who);
+    }
+}
+
+static void ring_inject(struct fabric *f, struct frame *fr, uint64_t now)
+{
+    struct ring *r = f->topo_state;
+
+    if (fr->len > r->mtu) {
+        fabric_drop(f, fr, "oversize");
+        return;
+    }
+    fifo_push(&r->queue[fr->src], fr);
+    if (!r->busy) {
+        plan_seizure(f, r, now);
+    }
+}
+
+static void seize(struct fabric *f, struct ring *r, uint32_t s, uint64_t now)
+{
+    uint64_t cursor = now;
+
+    r->busy = true;
+    do {
+        struct frame *fr = fifo_pop(&r->queue[s]);
+        uint64_t tx = bytes_ns(fr->len + r->overhead, r->rate);
+        uint64_t hops = (fr->dst + r->n - s) % r->n;
+        link_count(&r->stats[s], fr, cursor - fr->ready);
+        fabric_trace(f, cursor, "start", fr);
+        fabric_deliver(f, fr, cursor + tx + hops * r->station_delay);
+        cursor += tx;
+    } while (r->queue[s].n && r->thtt && cursor - now < r->thtt);
+    fabric_schedule(f, cursor, RING_RELEASE, NULL, s);
+}
+
+static void ring_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+{
+    struct ring *r = f->topo_state;
+    (void)ptr;
+
+    if (kind == RING_SEIZE) {
+        if ((arg >> 16) == (r->gen & 0xffffffffffffull) && !r->busy) {
+            seize(f, r, arg & 0xffff, now);
+        }
+    } else {
+        r->busy = false;
+        r->released_at_station = arg;
+        r->released_at = now;
+        plan_seizure(f, r, now);
+    }
+}
+
+static uint64_t ring_min_latency(struct fabric *f)
+{
+    struct ring *r = f->topo_state;
+    return bytes_ns(r->overhead, r->rate) + r->station_delay;
+}
+
+static void ring_stats(struct fabric *f, FILE *out)
+{
+    struct ring *r = f->topo_state;
+    for (uint32_t i = 0; i < r->n; i++) {
+        link_print(out, &r->stats[i], i == 0);
+    }
+}
+
+const struct topology_ops topo_ring_ops = {
+    .name = "token_ring", .configure = ring_configure, .inject = ring_inject,
+    .event = ring_event, .min_latency = ring_min_latency, .stats = ring_stats,
+};
