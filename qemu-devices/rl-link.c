@@ -36,6 +36,8 @@ struct RlLink {
     uint64_t seq;
     uint64_t violations;
     uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
+    uint64_t reaction;       /* as said in HELLO */
+    bool debug;              /* RETROLINK_LINK_DEBUG=1: log every sync to stderr */
     bool up;
     Notifier exit_notifier;
     uint8_t *buf;
@@ -125,6 +127,8 @@ static bool rl_dispatch(RlLink *l, size_t n)
             rl_link_lost(l, "bad DELIVER length");
             return false;
         }
+        /* the fabric expects a reaction to it no earlier than this (docs/fabric.md) */
+        l->promised = MIN(l->promised, h->time_ns + l->reaction);
         l->ops->frame(l->opaque, h->time_ns, f->seq, f->src, f->flags,
                       l->buf + sizeof(*f), f->len);
         return false;
@@ -203,7 +207,11 @@ static void rl_sync_cb(void *opaque)
     uint64_t promise = l->ops->promise(l->opaque, now, guest);
     struct rl_sync s = { .promise_ns = MAX(promise, now) };
     rl_hdr(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
-    l->promised = MAX(l->promised, s.promise_ns == RL_TIME_NEVER ? now : s.promise_ns);
+    l->promised = s.promise_ns;
+    if (l->debug) {
+        fprintf(stderr, "rl-link node %u: sync at %" PRIu64 " idle=%d guest=%" PRIu64
+                " promise=%" PRIu64 "\n", l->node, now, guest != now, guest, s.promise_ns);
+    }
     if (!rl_write(l, &s, sizeof(s))) {
         return;
     }
@@ -238,6 +246,11 @@ void rl_link_send(RlLink *l, uint64_t ready_ns, uint32_t dst, uint32_t flags,
     if (ready_ns < l->promised) {
         /* only possible when the guest was woken from outside the model */
         l->violations++;
+        if (l->debug || l->violations == 1) {
+            error_report("retrolink node %u: frame ready at %" PRIu64 " before the promise "
+                         "%" PRIu64 " (the guest woke from outside the model); delayed",
+                         l->node, ready_ns, l->promised);
+        }
         ready_ns = l->promised;
     }
     ready_ns = MAX(ready_ns, l->last_ready);
@@ -322,6 +335,8 @@ RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name
     l->up = true;
     l->buf = g_malloc(RL_MSG_MAX);
     l->granularity = MAX(icount_to_ns(1), 1);
+    l->reaction = reaction_ns;
+    l->debug = g_strcmp0(g_getenv("RETROLINK_LINK_DEBUG"), "1") == 0;
 
     struct rl_hello hello = { .reaction_ns = reaction_ns };
     rl_hdr(&hello.h, RL_MSG_HELLO, sizeof(hello), node, rl_now());

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Driver for the SX message processor (SXM) board of the SURE SYSTEM2000, as
+ * modelled by retrolink (qemu-devices/sx.c; registers: sx-regs.h).
+ *
+ * One character device per board, /dev/sxN: ioctls to send (with delivery
+ * confirmation, blocking or asynchronous) and receive, poll for both
+ * directions, and a read-only mmap of the message window. docs/libsx.md
+ * documents the interface; sx_uapi.h defines it.
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/interrupt.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/uaccess.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <linux/idr.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+
+#include "sx-regs.h"
+#include "sx_uapi.h"
+
+#define DRV_NAME "sx"
+
+struct sx_txslot {
+	bool busy;		/* a send in flight, or a completion not yet reaped */
+	bool done;
+	bool orphan;		/* nobody will reap it: free it on completion */
+	int status;		/* 0 or -errno */
+	u64 ticket;
+	struct file *owner;
+};
+
+struct sx_dev {
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	void __iomem *win;
+	resource_size_t win_start;
+	struct miscdevice misc;
+	char name[16];
+	int id;
+
+	spinlock_t lock;	/* everything below; taken in the IRQ handler */
+	wait_queue_head_t tx_wq, rx_wq;
+	struct sx_txslot tx[SX_TX_SLOTS];
+	u64 next_ticket;
+	u8 rxq[SX_RX_SLOTS];
+	unsigned int rx_head, rx_count;
+	u32 node, nodes, peers_up;
+	bool dead;
+	u64 sent, received, send_errors, irqs;
+};
+
+static DEFINE_IDA(sx_ida);
+
+static int sx_status_errno(u32 status)
+{
+	switch (status) {
+	case SX_ERR_NONE:
+		return 0;
+	case SX_ERR_LENGTH:
+		return -EMSGSIZE;
+	case SX_ERR_DEST:
+		return -EINVAL;
+	case SX_ERR_LINK_DOWN:
+		return -EHOSTUNREACH;
+	default:
+		return -EIO;
+	}
+}
+
+/* ---- interrupt -------------------------------------------------------- */
+
+static irqreturn_t sx_irq(int irq, void *data)
+{
+	struct sx_dev *sx = data;
+	u32 cause = ioread32(sx->regs + SX_REG_IRQ_STATUS);
+	u32 v;
+
+	if (cause)
+		iowrite32(cause, sx->regs + SX_REG_IRQ_STATUS);
+	spin_lock(&sx->lock);
+	sx->irqs++;
+	/*
+	 * Drain both FIFOs whatever the cause bits say: the board can queue an
+	 * entry between our read of IRQ_STATUS and the write that clears it.
+	 */
+	while ((v = ioread32(sx->regs + SX_REG_TX_COMPLETE)) & SX_TXC_VALID) {
+		struct sx_txslot *s;
+
+		if (SX_TXC_SLOT(v) >= SX_TX_SLOTS)
+			continue;
+		s = &sx->tx[SX_TXC_SLOT(v)];
+		if (!s->busy || s->done)
+			continue;
+		s->done = true;
+		s->status = sx_status_errno(SX_TXC_STATUS(v));
+		if (s->status)
+			sx->send_errors++;
+		else
+			sx->sent++;
+		if (s->orphan)
+			s->busy = false;
+	}
+	while ((v = ioread32(sx->regs + SX_REG_RX_POP)) & SX_RXP_VALID) {
+		if (SX_RXP_SLOT(v) >= SX_RX_SLOTS || sx->rx_count >= SX_RX_SLOTS)
+			continue;
+		sx->rxq[(sx->rx_head + sx->rx_count++) % SX_RX_SLOTS] = SX_RXP_SLOT(v);
+		sx->received++;
+	}
+	sx->peers_up = ioread32(sx->regs + SX_REG_PEERS_UP);
+	spin_unlock(&sx->lock);
+	wake_up_all(&sx->tx_wq);
+	wake_up_all(&sx->rx_wq);
+	return cause ? IRQ_HANDLED : IRQ_NONE;
+}
+
+/* ---- send ------------------------------------------------------------- */
+
+static int sx_free_slot(struct sx_dev *sx)
+{
+	int i;
+
+	for (i = 0; i < SX_TX_SLOTS; i++)
+		if (!sx->tx[i].busy)
+			return i;
+	return -1;
+}
+
+static bool sx_slot_available(struct sx_dev *sx)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&sx->lock, flags);
+	ok = sx->dead || sx_free_slot(sx) >= 0;
+	spin_unlock_irqrestore(&sx->lock, flags);
+	return ok;
+}
+
+static bool sx_slot_done(struct sx_dev *sx, int i, u64 ticket)
+{
+	unsigned long flags;
+	bool done;
+
+	spin_lock_irqsave(&sx->lock, flags);
+	done = sx->dead || sx->tx[i].ticket != ticket || sx->tx[i].done;
+	spin_unlock_irqrestore(&sx->lock, flags);
+	return done;
+}
+
+/* Reap slot i (lock held): return its status and free it. */
+static int sx_reap(struct sx_dev *sx, int i)
+{
+	int status = sx->tx[i].status;
+
+	sx->tx[i].busy = false;
+	sx->tx[i].owner = NULL;
+	return status;
+}
+
+static long sx_send(struct sx_dev *sx, struct file *file, void __user *argp, bool async)
+{
+	struct sx_send_req req;
+	void *buf;
+	u64 ticket;
+	int i, ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+	if (req.len > SX_MSG_MAX)
+		return -EMSGSIZE;
+	if (req.dst >= sx->nodes || req.dst == sx->node)
+		return -EINVAL;
+	if (req.dst < 32 && !(READ_ONCE(sx->peers_up) & BIT(req.dst)))
+		return -EHOSTUNREACH;
+	buf = kmalloc(max_t(u32, req.len, 1), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (copy_from_user(buf, u64_to_user_ptr(req.buf), req.len)) {
+		ret = -EFAULT;
+		goto out;
+	}
+
+	for (;;) {
+		spin_lock_irq(&sx->lock);
+		if (sx->dead) {
+			spin_unlock_irq(&sx->lock);
+			ret = -ENODEV;
+			goto out;
+		}
+		i = sx_free_slot(sx);
+		if (i >= 0)
+			break;
+		spin_unlock_irq(&sx->lock);
+		if (file->f_flags & O_NONBLOCK) {
+			ret = -EAGAIN;
+			goto out;
+		}
+		if (wait_event_interruptible(sx->tx_wq, sx_slot_available(sx))) {
+			ret = -ERESTARTSYS;
+			goto out;
+		}
+	}
+	ticket = ++sx->next_ticket;
+	sx->tx[i] = (struct sx_txslot){ .busy = true, .ticket = ticket, .owner = file };
+	spin_unlock_irq(&sx->lock);
+
+	memcpy_toio(sx->win + SX_TX_BUF(i), buf, req.len);
+	iowrite32(req.dst, sx->win + SX_TX_DESC(i) + SX_DESC_PEER);
+	iowrite32(req.len, sx->win + SX_TX_DESC(i) + SX_DESC_LEN);
+	iowrite32(req.tag, sx->win + SX_TX_DESC(i) + SX_DESC_TAG);
+	iowrite32(i, sx->regs + SX_REG_TX_DOORBELL);
+
+	if (async) {
+		req.ticket = ticket;
+		ret = copy_to_user(argp, &req, sizeof(req)) ? -EFAULT : 0;
+		goto out;
+	}
+	if (wait_event_interruptible(sx->tx_wq, sx_slot_done(sx, i, ticket))) {
+		spin_lock_irq(&sx->lock);
+		if (sx->tx[i].ticket == ticket && sx->tx[i].done)
+			sx_reap(sx, i);
+		else if (sx->tx[i].ticket == ticket)
+			sx->tx[i].orphan = true;	/* it may still be delivered */
+		spin_unlock_irq(&sx->lock);
+		ret = -EINTR;
+		goto out;
+	}
+	spin_lock_irq(&sx->lock);
+	ret = sx->dead ? -ENODEV : sx_reap(sx, i);
+	spin_unlock_irq(&sx->lock);
+	wake_up_all(&sx->tx_wq);
+out:
+	kfree(buf);
+	return ret;
+}
+
+static int sx_find_ticket(struct sx_dev *sx, struct file *file, u64 ticket)
+{
+	int i;
+
+	for (i = 0; i < SX_TX_SLOTS; i++)
+		if (sx->tx[i].busy && sx->tx[i].ticket == ticket && sx->tx[i].owner == file)
+			return i;
+	return -1;
+}
+
+static long sx_wait(struct sx_dev *sx, struct file *file, void __user *argp)
+{
+	struct sx_wait_req req;
+	int i, ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	spin_lock_irq(&sx->lock);
+	i = sx_find_ticket(sx, file, req.ticket);
+	spin_unlock_irq(&sx->lock);
+	if (i < 0)
+		return -ENOENT;
+	if (req.flags & SX_WAIT_NONBLOCK) {
+		if (!sx_slot_done(sx, i, req.ticket))
+			return -EAGAIN;
+	} else if (wait_event_interruptible(sx->tx_wq, sx_slot_done(sx, i, req.ticket))) {
+		return -EINTR;
+	}
+	spin_lock_irq(&sx->lock);
+	if (sx->dead)
+		ret = -ENODEV;
+	else if (sx->tx[i].ticket != req.ticket)
+		ret = -ENOENT;
+	else
+		ret = sx_reap(sx, i);
+	spin_unlock_irq(&sx->lock);
+	wake_up_all(&sx->tx_wq);
+	req.status = ret < 0 ? -ret : 0;
+	if (ret == -ENODEV || ret == -ENOENT)
+		return ret;
+	if (copy_to_user(argp, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+/* ---- receive ---------------------------------------------------------- */
+
+static bool sx_rx_ready(struct sx_dev *sx)
+{
+	unsigned long flags;
+	bool ready;
+
+	spin_lock_irqsave(&sx->lock, flags);
+	ready = sx->dead || sx->rx_count;
+	spin_unlock_irqrestore(&sx->lock, flags);
+	return ready;
+}
+
+static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
+{
+	struct sx_recv_req req;
+	u32 j, len, copy;
+	void *buf;
+	int ret = 0;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	for (;;) {
+		spin_lock_irq(&sx->lock);
+		if (sx->dead) {
+			spin_unlock_irq(&sx->lock);
+			return -ENODEV;
+		}
+		if (sx->rx_count) {
+			j = sx->rxq[sx->rx_head];
+			sx->rx_head = (sx->rx_head + 1) % SX_RX_SLOTS;
+			sx->rx_count--;
+			spin_unlock_irq(&sx->lock);
+			break;
+		}
+		spin_unlock_irq(&sx->lock);
+		if ((file->f_flags & O_NONBLOCK) || (req.flags & SX_RECV_NONBLOCK))
+			return -EAGAIN;
+		if (wait_event_interruptible(sx->rx_wq, sx_rx_ready(sx)))
+			return -EINTR;
+	}
+	len = min_t(u32, ioread32(sx->win + SX_RX_DESC(j) + SX_DESC_LEN), SX_MSG_MAX);
+	req.src = ioread32(sx->win + SX_RX_DESC(j) + SX_DESC_PEER);
+	req.tag = ioread32(sx->win + SX_RX_DESC(j) + SX_DESC_TAG);
+	copy = min(len, req.len);		/* a short buffer truncates, as recv(2) */
+	buf = kmalloc(max_t(u32, copy, 1), GFP_KERNEL);
+	if (buf) {
+		memcpy_fromio(buf, sx->win + SX_RX_BUF(j), copy);
+		if (copy_to_user(u64_to_user_ptr(req.buf), buf, copy))
+			ret = -EFAULT;
+		kfree(buf);
+	} else {
+		ret = -ENOMEM;
+	}
+	/* the message is consumed either way: give the slot back to the board */
+	iowrite32(j, sx->regs + SX_REG_RX_RELEASE);
+	req.len = len;
+	if (!ret && copy_to_user(argp, &req, sizeof(req)))
+		ret = -EFAULT;
+	return ret;
+}
+
+/* ---- file operations --------------------------------------------------- */
+
+static struct sx_dev *sx_from_file(struct file *file)
+{
+	return container_of(file->private_data, struct sx_dev, misc);
+}
+
+static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sx_dev *sx = sx_from_file(file);
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case SX_IOC_INFO: {
+		struct sx_info info = {
+			.node = sx->node, .nodes = sx->nodes,
+			.peers_up = READ_ONCE(sx->peers_up), .tx_slots = SX_TX_SLOTS,
+		};
+		return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
+	}
+	case SX_IOC_SEND:
+		return sx_send(sx, file, argp, false);
+	case SX_IOC_SEND_ASYNC:
+		return sx_send(sx, file, argp, true);
+	case SX_IOC_WAIT:
+		return sx_wait(sx, file, argp);
+	case SX_IOC_RECV:
+		return sx_recv(sx, file, argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static __poll_t sx_poll(struct file *file, poll_table *wait)
+{
+	struct sx_dev *sx = sx_from_file(file);
+	__poll_t mask = 0;
+
+	poll_wait(file, &sx->rx_wq, wait);
+	poll_wait(file, &sx->tx_wq, wait);
+	spin_lock_irq(&sx->lock);
+	if (sx->dead)
+		mask |= EPOLLERR | EPOLLHUP;
+	if (sx->rx_count)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (sx_free_slot(sx) >= 0)
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	spin_unlock_irq(&sx->lock);
+	return mask;
+}
+
+/* The message window, read-only: descriptors and buffers as the board sees them. */
+static int sx_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct sx_dev *sx = sx_from_file(file);
+	unsigned long size = vma->vm_end - vma->vm_start;
+
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	if (vma->vm_pgoff > SX_WINDOW_SIZE >> PAGE_SHIFT ||
+	    size > SX_WINDOW_SIZE - (vma->vm_pgoff << PAGE_SHIFT))
+		return -EINVAL;
+	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (sx->win_start >> PAGE_SHIFT) + vma->vm_pgoff,
+				  size, vma->vm_page_prot);
+}
+
+static int sx_release(struct inode *inode, struct file *file)
+{
+	struct sx_dev *sx = sx_from_file(file);
+	int i;
+
+	spin_lock_irq(&sx->lock);
+	for (i = 0; i < SX_TX_SLOTS; i++) {
+		if (sx->tx[i].busy && sx->tx[i].owner == file) {
+			if (sx->tx[i].done)
+				sx_reap(sx, i);
+			else
+				sx->tx[i].orphan = true;
+		}
+	}
+	spin_unlock_irq(&sx->lock);
+	wake_up_all(&sx->tx_wq);
+	return 0;
+}
+
+static const struct file_operations sx_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = sx_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.poll = sx_poll,
+	.mmap = sx_mmap,
+	.release = sx_release,
+	.llseek = noop_llseek,
+};
+
+/* ---- sysfs counters: /sys/class/misc/sxN/ ------------------------------ */
+
+static struct sx_dev *sx_from_dev(struct device *dev)
+{
+	struct miscdevice *misc = dev_get_drvdata(dev);
+
+	return container_of(misc, struct sx_dev, misc);
+}
+
+#define SX_BOARD_ATTR(_name, _reg)						\
+static ssize_t _name##_show(struct device *dev, struct device_attribute *a,	\
+			    char *buf)						\
+{										\
+	return sysfs_emit(buf, "%u\n", ioread32(sx_from_dev(dev)->regs + (_reg)));	\
+}										\
+static DEVICE_ATTR_RO(_name)
+
+#define SX_DRV_ATTR(_name)							\
+static ssize_t _name##_show(struct device *dev, struct device_attribute *a,	\
+			    char *buf)						\
+{										\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)sx_from_dev(dev)->_name); \
+}										\
+static DEVICE_ATTR_RO(_name)
+
+SX_BOARD_ATTR(node, SX_REG_NODE_ID);
+SX_BOARD_ATTR(nodes, SX_REG_NUM_NODES);
+SX_BOARD_ATTR(peers_up, SX_REG_PEERS_UP);
+SX_BOARD_ATTR(board_tx_msgs, SX_REG_TX_MSGS);
+SX_BOARD_ATTR(board_rx_msgs, SX_REG_RX_MSGS);
+SX_BOARD_ATTR(board_tx_errors, SX_REG_TX_ERRORS);
+SX_BOARD_ATTR(board_bad_doorbells, SX_REG_BAD_DOORBELLS);
+SX_DRV_ATTR(sent);
+SX_DRV_ATTR(received);
+SX_DRV_ATTR(send_errors);
+SX_DRV_ATTR(irqs);
+
+static struct attribute *sx_attrs[] = {
+	&dev_attr_node.attr, &dev_attr_nodes.attr, &dev_attr_peers_up.attr,
+	&dev_attr_board_tx_msgs.attr, &dev_attr_board_rx_msgs.attr,
+	&dev_attr_board_tx_errors.attr, &dev_attr_board_bad_doorbells.attr,
+	&dev_attr_sent.attr, &dev_attr_received.attr, &dev_attr_send_errors.attr,
+	&dev_attr_irqs.attr, NULL,
+};
+ATTRIBUTE_GROUPS(sx);
+
+/* ---- PCI ---------------------------------------------------------------- */
+
+static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct sx_dev *sx;
+	int ret;
+
+	sx = devm_kzalloc(&pdev->dev, sizeof(*sx), GFP_KERNEL);
+	if (!sx)
+		return -ENOMEM;
+	sx->pdev = pdev;
+	spin_lock_init(&sx->lock);
+	init_waitqueue_head(&sx->tx_wq);
+	init_waitqueue_head(&sx->rx_wq);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pcim_iomap_regions(pdev, BIT(0) | BIT(2), DRV_NAME);
+	if (ret)
+		return ret;
+	sx->regs = pcim_iomap_table(pdev)[0];
+	sx->win = pcim_iomap_table(pdev)[2];
+	sx->win_start = pci_resource_start(pdev, 2);
+	if (pci_resource_len(pdev, 2) < SX_WINDOW_SIZE ||
+	    ioread32(sx->regs + SX_REG_ID) != SX_ID_VALUE) {
+		dev_err(&pdev->dev, "not an SX board (ID %08x)\n",
+			ioread32(sx->regs + SX_REG_ID));
+		return -ENODEV;
+	}
+	pci_set_master(pdev);
+
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	sx->node = ioread32(sx->regs + SX_REG_NODE_ID);
+	sx->nodes = ioread32(sx->regs + SX_REG_NUM_NODES);
+	sx->peers_up = ioread32(sx->regs + SX_REG_PEERS_UP);
+
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
+	if (ret < 0)
+		return ret;
+	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, 0), sx_irq, IRQF_SHARED,
+			       DRV_NAME, sx);
+	if (ret)
+		goto err_vectors;
+
+	sx->id = ida_alloc(&sx_ida, GFP_KERNEL);
+	if (sx->id < 0) {
+		ret = sx->id;
+		goto err_vectors;
+	}
+	snprintf(sx->name, sizeof(sx->name), "sx%d", sx->id);
+	sx->misc = (struct miscdevice){
+		.minor = MISC_DYNAMIC_MINOR, .name = sx->name, .fops = &sx_fops,
+		.parent = &pdev->dev, .groups = sx_groups, .mode = 0666,
+	};
+	pci_set_drvdata(pdev, sx);
+	iowrite32(SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK,
+		  sx->regs + SX_REG_IRQ_MASK);
+	iowrite32(SX_CTRL_ENABLE, sx->regs + SX_REG_CTRL);
+	ret = misc_register(&sx->misc);
+	if (ret)
+		goto err_ida;
+	dev_info(&pdev->dev, "/dev/%s: node %u of %u\n", sx->name, sx->node, sx->nodes);
+	return 0;
+
+err_ida:
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	ida_free(&sx_ida, sx->id);
+err_vectors:
+	pci_free_irq_vectors(pdev);
+	return ret;
+}
+
+static void sx_remove(struct pci_dev *pdev)
+{
+	struct sx_dev *sx = pci_get_drvdata(pdev);
+
+	misc_deregister(&sx->misc);
+	/* stop the board first: it drops whatever is in flight */
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	spin_lock_irq(&sx->lock);
+	sx->dead = true;
+	spin_unlock_irq(&sx->lock);
+	wake_up_all(&sx->tx_wq);
+	wake_up_all(&sx->rx_wq);
+	devm_free_irq(&pdev->dev, pci_irq_vector(pdev, 0), sx);
+	pci_free_irq_vectors(pdev);
+	ida_free(&sx_ida, sx->id);
+}
+
+static const struct pci_device_id sx_ids[] = {
+	{ PCI_DEVICE(SX_PCI_VENDOR_ID, SX_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, sx_ids);
+
+static struct pci_driver sx_driver = {
+	.name = DRV_NAME,
+	.id_table = sx_ids,
+	.probe = sx_probe,
+	.remove = sx_remove,
+};
+module_pci_driver(sx_driver);
+
+MODULE_DESCRIPTION("SX message processor board (retrolink model of the SURE SYSTEM2000 SXM)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * SX message processor driver: the user-space interface of /dev/sxN, shared by
+ * the driver and libsx (guest-userland/). docs/libsx.md documents it.
+ */
+#ifndef SX_UAPI_H
+#define SX_UAPI_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#else
+#include <stdint.h>
+#include <sys/ioctl.h>
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+#endif
+
+#define SX_MSG_MAX 4096
+
+struct sx_info {
+	__u32 node;          /* this node's id */
+	__u32 nodes;         /* node ids are 0 .. nodes-1 */
+	__u32 peers_up;      /* bit n: node n reachable (n < 32) */
+	__u32 tx_slots;      /* sends that can be in flight at once */
+};
+
+struct sx_send_req {
+	__u32 dst;
+	__u32 len;
+	__u32 tag;
+	__u32 flags;         /* 0 */
+	__u64 buf;           /* user pointer to len bytes */
+	__u64 ticket;        /* out (SX_IOC_SEND_ASYNC): handle for WAIT/TEST */
+};
+
+struct sx_wait_req {
+	__u64 ticket;
+	__u32 flags;         /* SX_WAIT_NONBLOCK: just test */
+	__u32 status;        /* out: 0 = delivered and confirmed, else an errno */
+};
+
+struct sx_recv_req {
+	__u64 buf;           /* user pointer */
+	__u32 len;           /* in: buffer size; out: message length */
+	__u32 flags;         /* SX_RECV_NONBLOCK */
+	__u32 src;           /* out: sender's node id */
+	__u32 tag;           /* out: sender's tag */
+};
+
+#define SX_WAIT_NONBLOCK 1u
+#define SX_RECV_NONBLOCK 1u
+
+#define SX_IOC_MAGIC 'x'
+#define SX_IOC_INFO       _IOR(SX_IOC_MAGIC, 1, struct sx_info)
+#define SX_IOC_SEND       _IOWR(SX_IOC_MAGIC, 2, struct sx_send_req)
+#define SX_IOC_SEND_ASYNC _IOWR(SX_IOC_MAGIC, 3, struct sx_send_req)
+#define SX_IOC_WAIT       _IOWR(SX_IOC_MAGIC, 4, struct sx_wait_req)
+#define SX_IOC_RECV       _IOWR(SX_IOC_MAGIC, 5, struct sx_recv_req)
+
+#endif /* SX_UAPI_H */
