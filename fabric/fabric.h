@@ -50,6 +50,7 @@ struct node {
     uint64_t t;              /* last reported time */
     uint64_t promise;        /* no frame earlier than this, unless one arrives */
     uint64_t reaction;       /* least delay from an arrival to a frame it causes */
+    uint64_t granularity;    /* it stops up to granularity - 1 ns after a grant */
     uint64_t grant;          /* last grant sent */
     uint64_t last_ready;     /* FRAME ready times must not go backwards */
     struct pending_arrivals arrivals;
@@ -131,6 +132,9 @@ extern const struct topology_ops topo_p2p_ops, topo_ring_ops;
 const struct topology_ops *topology_by_name(const char *name);
 
 /* sync.c */
+/* The earliest ready time node n may give a frame: its promise, or a reaction
+ * to a frame already delivered to it. */
+uint64_t node_send_floor(const struct node *n);
 void sync_compute(struct fabric *f, uint64_t *earliest_send, uint64_t *grant_for);
 
 #endif

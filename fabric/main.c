@@ -126,7 +126,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
         fabric_drop(f, fr, "destination down");
         return;
     }
-    if (arrival < d->grant) {
+    if (arrival < d->t) {
         /* only if a node woke from outside the model (interactive use) */
         f->causality_violations++;
         arrival = d->grant;
@@ -207,9 +207,10 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
         return;
     }
     n->last_ready = ready;
-    if (ready < n->promise || ready < f->horizon) {
+    uint64_t floor = max64(node_send_floor(n), f->horizon);
+    if (ready < floor) {
         f->causality_violations++;
-        ready = max64(n->promise, f->horizon);
+        ready = floor;
     }
     struct frame *fr = calloc(1, sizeof(*fr));
     fr->src = n->id;
@@ -243,7 +244,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         return;
     case RL_MSG_SYNC: {
         const struct rl_sync *s = (const void *)msgbuf;
-        if (h->time_ns < n->t || h->time_ns > n->grant) {
+        if (h->time_ns < n->t || h->time_ns > sat_add(n->grant, n->granularity - 1)) {
             snprintf(why, sizeof(why), "SYNC time %llu outside [%llu, grant %llu]",
                      (unsigned long long)h->time_ns, (unsigned long long)n->t,
                      (unsigned long long)n->grant);
@@ -312,6 +313,12 @@ static void run_event(struct fabric *f, struct event *ev)
     }
 }
 
+/* A node overshoots a grant by up to its granularity - 1: leave room for it. */
+static uint64_t node_grant(const struct node *n, uint64_t bound)
+{
+    return bound == NEVER ? NEVER : bound - min64(bound, n->granularity - 1);
+}
+
 /* Process every event that no future message can precede, then grant. */
 static void advance(struct fabric *f)
 {
@@ -334,10 +341,11 @@ static void advance(struct fabric *f)
     }
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
-        if (n->alive && n->waiting && a[k] > n->t && a[k] > n->grant) {
+        uint64_t grant = node_grant(n, a[k]);
+        if (n->alive && n->waiting && grant > n->t) {
             struct rl_msg_hdr g;
-            hdr(&g, RL_MSG_GRANT, sizeof(g), n->id, a[k]);
-            n->grant = a[k];
+            hdr(&g, RL_MSG_GRANT, sizeof(g), n->id, grant);
+            n->grant = grant;
             n->waiting = false;
             send_msg(f, n, &g, sizeof(g));
         }
@@ -351,6 +359,18 @@ static void start_cluster(struct fabric *f)
     uint64_t *e = calloc(f->nnodes, sizeof(*e)), *a = calloc(f->nnodes, sizeof(*a));
 
     f->started = true;
+    uint64_t L = f->topo->min_latency(f);
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        if (n->kind == NODE_VM && n->granularity > L) {
+            /* with less lookahead than one instruction, no node could ever advance */
+            logf_("the topology's least latency (%llu ns) is shorter than node %u's "
+                  "instruction time (%llu ns): raise the link latency or the guest CPU "
+                  "speed (cluster.cpu_mips)", (unsigned long long)L, n->id,
+                  (unsigned long long)n->granularity);
+            exit(2);
+        }
+    }
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_SYNTHETIC && n->syn_left) {
@@ -363,8 +383,8 @@ static void start_cluster(struct fabric *f)
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->alive) {
             struct rl_welcome w = { .nodes = f->nnodes };
-            hdr(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, a[k]);
-            n->grant = a[k];
+            n->grant = node_grant(n, a[k]);
+            hdr(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, n->grant);
             send_msg(f, n, &w, sizeof(w));
         }
     }
@@ -409,6 +429,7 @@ static void handle_hello(struct fabric *f, int fd)
     n->hello = n->alive = true;
     n->t = h->h.time_ns;
     n->reaction = h->reaction_ns;
+    n->granularity = h->granularity_ns ? h->granularity_ns : 1;
     char name[RL_NAME_LEN + 1] = { 0 };
     memcpy(name, h->name, RL_NAME_LEN);
     logf_("node %u (%s) connected as %s", n->id, n->name, name);

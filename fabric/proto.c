@@ -32,11 +32,17 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
         FAIL("node field %u on node %lld's connection", h.node, (long long)id);
     }
     switch (h.type) {
-    case RL_MSG_HELLO:
-        if (n != sizeof(struct rl_hello)) {
-            FAIL("HELLO of %zu bytes, expected %zu", n, sizeof(struct rl_hello));
+    case RL_MSG_HELLO: {
+        struct rl_hello hello;
+        if (n != sizeof(hello)) {
+            FAIL("HELLO of %zu bytes, expected %zu", n, sizeof(hello));
+        }
+        memcpy(&hello, buf, sizeof(hello));
+        if (hello.granularity_ns > (1u << 20)) {
+            FAIL("HELLO granularity %u ns is beyond any icount shift", hello.granularity_ns);
         }
         return 0;
+    }
     case RL_MSG_SYNC:
         if (n != sizeof(struct rl_sync)) {
             FAIL("SYNC of %zu bytes, expected %zu", n, sizeof(struct rl_sync));

@@ -15,6 +15,11 @@
 
 #include "fabric.h"
 
+uint64_t node_send_floor(const struct node *n)
+{
+    return min64(n->promise, sat_add(pa_min(&n->arrivals), n->reaction));
+}
+
 static bool counts(const struct node *n)
 {
     return n->kind == NODE_SYNTHETIC ? n->syn_left > 0 : n->alive;
@@ -33,7 +38,7 @@ void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
         } else if (n->kind == NODE_SYNTHETIC) {
             e[k] = n->syn_next;
         } else {
-            e[k] = min64(n->promise, sat_add(pa_min(&n->arrivals), n->reaction));
+            e[k] = node_send_floor(n);
         }
     }
     for (uint32_t round = 0; round <= f->nnodes; round++) {

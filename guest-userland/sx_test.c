@@ -112,8 +112,10 @@ static void sender(int peer)
     /* ordering and delivery confirmation: blocking sends of distinct messages */
     for (int i = 0; i < K; i++) {
         memset(msg, i, sizeof(msg));
+        int64_t t0 = now_ns();
         if (sx_send(sx, peer, msg, 64 + i, i) < 0) {
-            result("exchange_send", 0, "message %d: %s", i, strerror(errno));
+            result("exchange_send", 0, "message %d: %s (sent at %lld, failed at %lld ns)", i,
+                   strerror(errno), (long long)t0, (long long)now_ns());
             return;
         }
         returned[i] = now_ns();
@@ -124,13 +126,15 @@ static void sender(int peer)
     for (int i = 0; i < 8; i++) {
         ok &= sx_send_async(sx, peer, msg, 128, 100 + i, &h[i]) == 0;
     }
-    int e = sx_send_async(sx, peer, msg, 1, 0, &h[0]) < 0 ? errno : 0;
+    /* all slots are taken by unreaped sends: a non-blocking test must not wait */
+    int t = sx_test(sx, h[7]);
+    result("async_test_does_not_block", t == 0 || t == 1, "sx_test gave %d (%s)", t,
+           strerror(errno));
     for (int i = 0; i < 8; i++) {
         ok &= sx_wait(sx, h[i]) == 0;
     }
     result("async_sends", ok, "a send or wait failed: %s", strerror(errno));
-    (void)e;
-    e = sx_wait(sx, h[0]) < 0 ? errno : 0;
+    int e = sx_wait(sx, h[0]) < 0 ? errno : 0;
     result("wait_reaped_handle", e == ENOENT, "errno %d", e);
 
     /* the receiver sends back when it had each message */
@@ -155,17 +159,19 @@ static void receiver(int peer)
 {
     unsigned char msg[SX_MAX_MESSAGE];
     int64_t got[K];
-    int bad = -1;
+    int bad = -1, stamped = 1;
 
     for (int i = 0; i < K; i++) {
         int src;
         uint32_t tag;
-        if (wait_readable(60000) != 1) {
-            result("exchange_receive", 0, "message %d did not come", i);
+        int r = wait_readable(60000);
+        if (r != 1) {
+            result("exchange_receive", 0, "message %d did not come (poll %d, %s, at %lld ns)",
+                   i, r, strerror(errno), (long long)now_ns());
             return;
         }
         ssize_t n = sx_recv(sx, msg, sizeof(msg), &src, &tag);
-        got[i] = now_ns();
+        got[i] = sx_last_rx_time_ns(sx);    /* when it reached this node, not the program */
         int same = n == 64 + i && src == peer && tag == (uint32_t)i;
         for (int b = 0; same && b < n; b++) {
             same = msg[b] == i;
@@ -173,7 +179,9 @@ static void receiver(int peer)
         if (!same && bad < 0) {
             bad = i;
         }
+        stamped &= got[i] > 0 && got[i] <= now_ns();
     }
+    result("receive_timestamps", stamped, "a receive time is missing or in the future");
     result("in_order_and_intact", bad < 0, "message %d out of order or corrupted", bad);
     int ok = 1;
     for (int i = 0; i < 8; i++) {

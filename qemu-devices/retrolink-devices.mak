@@ -1,4 +1,6 @@
-# QEMU device set for retrolink nodes: a q35 PC with ISA serial ports and our devices.
+# QEMU device set for retrolink nodes: a q35 PC with ISA serial ports, the debug-exit
+# port (nodes end by writing to it: an exact, immediate exit) and our devices.
 CONFIG_Q35=y
 CONFIG_SERIAL_ISA=y
 CONFIG_RETROLINK_SX=y
+CONFIG_ISA_DEBUG=y

@@ -40,6 +40,8 @@ struct RlLink {
     bool debug;              /* RETROLINK_LINK_DEBUG=1: log every sync to stderr */
     bool up;
     Notifier exit_notifier;
+    Notifier shutdown_notifier;
+    bool stopping;           /* the main loop took a shutdown request */
     uint8_t *buf;
 };
 
@@ -166,9 +168,15 @@ static bool rl_dispatch(RlLink *l, size_t n)
 
 static void rl_arm(RlLink *l)
 {
-    /* a timer fires at the first instruction boundary at or after its time */
-    uint64_t at = l->grant >= l->granularity ? l->grant - (l->granularity - 1) : 0;
-    timer_mod_ns(l->sync_timer, at);
+    /*
+     * The timer fires at the first instruction boundary at or after the grant;
+     * the fabric knows our granularity and leaves room for it.
+     */
+    if (l->grant >= INT64_MAX) {
+        timer_del(l->sync_timer);   /* nobody can send to us any more: run free */
+    } else {
+        timer_mod_ns(l->sync_timer, l->grant);
+    }
 }
 
 static void rl_bye(RlLink *l)
@@ -195,8 +203,8 @@ static void rl_sync_cb(void *opaque)
     if (!l->up) {
         return;
     }
-    if (qemu_shutdown_requested_get()) {
-        rl_bye(l);
+    if (qemu_shutdown_requested_get() || l->stopping) {
+        rl_bye(l);      /* the guest powered off: leave now, not at exit */
         return;
     }
     uint64_t guest = now;
@@ -290,10 +298,21 @@ void rl_link_close(RlLink *l)
     }
     rl_bye(l);
     qemu_remove_exit_notifier(&l->exit_notifier);
+    notifier_remove(&l->shutdown_notifier);
     timer_free(l->sync_timer);
     close(l->fd);
     g_free(l->buf);
     g_free(l);
+}
+
+/*
+ * The main loop may consume a shutdown request before our next sync point
+ * sees it; this runs then (main thread, BQL held), so that sync point says BYE.
+ */
+static void rl_shutdown_notify(Notifier *n, void *data)
+{
+    RlLink *l = container_of(n, RlLink, shutdown_notifier);
+    l->stopping = true;
 }
 
 static void rl_exit_notify(Notifier *n, void *data)
@@ -338,7 +357,8 @@ RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name
     l->reaction = reaction_ns;
     l->debug = g_strcmp0(g_getenv("RETROLINK_LINK_DEBUG"), "1") == 0;
 
-    struct rl_hello hello = { .reaction_ns = reaction_ns };
+    struct rl_hello hello = { .reaction_ns = reaction_ns,
+                              .granularity_ns = l->granularity };
     rl_hdr(&hello.h, RL_MSG_HELLO, sizeof(hello), node, rl_now());
     g_strlcpy(hello.name, name, sizeof(hello.name));
     if (!rl_write(l, &hello, sizeof(hello))) {
@@ -365,6 +385,8 @@ RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name
     rl_arm(l);
     l->exit_notifier.notify = rl_exit_notify;
     qemu_add_exit_notifier(&l->exit_notifier);
+    l->shutdown_notifier.notify = rl_shutdown_notify;
+    qemu_register_shutdown_notifier(&l->shutdown_notifier);
     return l;
 
 fail:

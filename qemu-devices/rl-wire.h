@@ -42,7 +42,8 @@ enum rl_msg_type {
     RL_MSG_FRAME = 3,    /* node -> fabric: frame ready for the wire at h.time_ns */
     RL_MSG_DELIVER = 4,  /* fabric -> node: frame arrives at h.time_ns */
     RL_MSG_SYNC = 5,     /* node -> fabric: reached h.time_ns, see promise_ns */
-    RL_MSG_GRANT = 6,    /* fabric -> node: may run until h.time_ns */
+    RL_MSG_GRANT = 6,    /* fabric -> node: may run to the first instruction
+                            boundary at or after h.time_ns */
     RL_MSG_LINK = 7,     /* fabric -> node: a peer went up/down at h.time_ns */
     RL_MSG_ERROR = 8,    /* fabric -> node: protocol error; fabric disconnects */
     RL_MSG_BYE = 9       /* node -> fabric: leaving cleanly at h.time_ns */
@@ -62,7 +63,8 @@ struct rl_hello {
     uint64_t reaction_ns;    /* least delay from a frame arriving at this node
                                 to a frame this node sends because of it */
     uint32_t flags;          /* 0 */
-    uint32_t reserved;       /* 0 */
+    uint32_t granularity_ns; /* the node stops at the first instruction boundary
+                                at or after its grant: up to this - 1 ns later */
     char name[32];           /* device/node name, NUL-padded, for logs */
 };
 

@@ -49,6 +49,7 @@ struct sx_dev {
 	struct sx_txslot tx[SX_TX_SLOTS];
 	u64 next_ticket;
 	u8 rxq[SX_RX_SLOTS];
+	u64 rx_time[SX_RX_SLOTS];	/* when each queued message was taken */
 	unsigned int rx_head, rx_count;
 	u32 node, nodes, peers_up;
 	bool dead;
@@ -109,6 +110,7 @@ static irqreturn_t sx_irq(int irq, void *data)
 	while ((v = ioread32(sx->regs + SX_REG_RX_POP)) & SX_RXP_VALID) {
 		if (SX_RXP_SLOT(v) >= SX_RX_SLOTS || sx->rx_count >= SX_RX_SLOTS)
 			continue;
+		sx->rx_time[(sx->rx_head + sx->rx_count) % SX_RX_SLOTS] = ktime_get_ns();
 		sx->rxq[(sx->rx_head + sx->rx_count++) % SX_RX_SLOTS] = SX_RXP_SLOT(v);
 		sx->received++;
 	}
@@ -317,6 +319,7 @@ static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
 		}
 		if (sx->rx_count) {
 			j = sx->rxq[sx->rx_head];
+			req.rx_time_ns = sx->rx_time[sx->rx_head];
 			sx->rx_head = (sx->rx_head + 1) % SX_RX_SLOTS;
 			sx->rx_count--;
 			spin_unlock_irq(&sx->lock);

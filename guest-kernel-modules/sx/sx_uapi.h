@@ -46,6 +46,7 @@ struct sx_recv_req {
 	__u32 flags;         /* SX_RECV_NONBLOCK */
 	__u32 src;           /* out: sender's node id */
 	__u32 tag;           /* out: sender's tag */
+	__u64 rx_time_ns;    /* out: CLOCK_MONOTONIC when the board handed it over */
 };
 
 #define SX_WAIT_NONBLOCK 1u

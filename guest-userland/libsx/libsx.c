@@ -15,6 +15,7 @@ struct sx {
     int fd;
     struct sx_info info;
     void *window;
+    int64_t last_rx_time_ns;
 };
 
 sx_t *sx_open(const char *path)
@@ -51,6 +52,7 @@ int sx_close(sx_t *sx)
 }
 
 int sx_fd(const sx_t *sx) { return sx->fd; }
+int64_t sx_last_rx_time_ns(const sx_t *sx) { return sx->last_rx_time_ns; }
 int sx_node_id(const sx_t *sx) { return sx->info.node; }
 int sx_num_nodes(const sx_t *sx) { return sx->info.nodes; }
 
@@ -139,6 +141,7 @@ static ssize_t do_recv(sx_t *sx, void *buf, size_t len, int *src, uint32_t *tag,
     if (tag) {
         *tag = req.tag;
     }
+    sx->last_rx_time_ns = req.rx_time_ns;
     return req.len;
 }
 

@@ -33,6 +33,9 @@ int sx_test(sx_t *sx, sx_handle_t handle);  /* 1 delivered, 0 still going, -1 fa
 ssize_t sx_recv(sx_t *sx, void *buf, size_t len, int *src, uint32_t *tag);
 ssize_t sx_recv_nb(sx_t *sx, void *buf, size_t len, int *src, uint32_t *tag);
 
+/* CLOCK_MONOTONIC ns at which the last received message reached this node's memory. */
+int64_t sx_last_rx_time_ns(const sx_t *sx);
+
 /* The message window (descriptors and buffers), mapped read-only. */
 const volatile void *sx_map_window(sx_t *sx, size_t *size);
 

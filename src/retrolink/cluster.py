@@ -17,7 +17,7 @@ from pathlib import Path
 from . import paths
 from .fabric_config import fabric_config_text
 from .machine import Machine
-from .node_command import Artifacts, NodeFiles, node_argv
+from .node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
 from .progress import say
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -192,9 +192,10 @@ class Cluster:
             elif r.exit_code != 0:
                 r.problem = f"node{n}: command exited with status {r.exit_code}"
             qemu_log = self.dir / f"node{n}-qemu.log"
-            if n not in still_running and qemu_rc != 0 and not r.problem:
+            normal = (0, DEBUG_EXIT_STATUS)
+            if n not in still_running and qemu_rc not in normal and not r.problem:
                 r.problem = f"node{n}: QEMU exited with status {qemu_rc} (see {qemu_log})"
-            if n not in still_running and qemu_rc != 0 and qemu_log.exists() \
+            if n not in still_running and qemu_rc not in normal and qemu_log.exists() \
                     and qemu_log.read_text().strip():
                 r.problem += "\n    QEMU said: " + qemu_log.read_text(errors="replace").strip().splitlines()[-1]
             results.append(r)

@@ -5,6 +5,8 @@ from pathlib import Path
 from .machine import Machine
 
 FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
+DEBUG_EXIT_PORT = 0xF4
+DEBUG_EXIT_STATUS = 1          # QEMU's exit status for a write of 0 to the port
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
 
 
@@ -35,6 +37,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
             "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
     for d in FIRMWARE_DIRS:
         argv += ["-L", d]
+    # the init script ends the node by writing 0 here: QEMU exits with status 1
+    argv += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=1"]
     argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",
