@@ -326,9 +326,13 @@ static void advance(struct fabric *f)
 
     for (;;) {
         sync_compute(f, e, a);
+        /* synthetic nodes' emissions are themselves queued events: only VM nodes
+         * can still add events earlier than the queue's head */
         uint64_t safe = NEVER;
         for (uint32_t k = 0; k < f->nnodes; k++) {
-            safe = min64(safe, e[k]);
+            if (f->nodes[k].kind == NODE_VM) {
+                safe = min64(safe, e[k]);
+            }
         }
         const struct event *next = eq_peek(&f->queue);
         if (!next || next->time >= safe) {

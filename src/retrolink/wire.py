@@ -1,0 +1,77 @@
+"""The retrolink wire protocol for Python (tests, tools): the structs and constants come
+from qemu-devices/rl-wire.h itself, parsed by cffi, so there is one definition."""
+import re
+
+import cffi
+
+from . import paths
+
+
+def _cdef_text() -> str:
+    text = paths.WIRE_HEADER.read_text()
+    body = text.split("/* cdef-begin", 1)[1].split("*/", 1)[1].split("/* cdef-end */", 1)[0]
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    # cffi wants plain integer #defines; 0xffffffffffffffff is one
+    return body
+
+
+ffi = cffi.FFI()
+ffi.cdef(_cdef_text())
+lib = ffi.dlopen(None)
+
+MAGIC, VERSION = lib.RL_WIRE_MAGIC, lib.RL_WIRE_VERSION
+NEVER = lib.RL_TIME_NEVER
+HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE = (
+    lib.RL_MSG_HELLO, lib.RL_MSG_WELCOME, lib.RL_MSG_FRAME, lib.RL_MSG_DELIVER, lib.RL_MSG_SYNC,
+    lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE)
+
+
+def _pack(ctype: str, msg_type: int, node: int, time_ns: int, payload: bytes = b"", **fields):
+    m = ffi.new(f"{ctype} *")
+    size = ffi.sizeof(ctype)
+    h = m.h if ctype != "struct rl_msg_hdr" else m
+    h.magic, h.version, h.type, h.node, h.time_ns = MAGIC, VERSION, msg_type, node, time_ns
+    h.length = size + len(payload)
+    for k, v in fields.items():
+        if k == "name":
+            ffi.memmove(m.name, v.encode()[:31], len(v.encode()[:31]))
+        else:
+            setattr(m, k, v)
+    return bytes(ffi.buffer(m)) + payload
+
+
+def hello(node, reaction_ns=1000, granularity_ns=1, name="fake", time_ns=0):
+    return _pack("struct rl_hello", HELLO, node, time_ns, reaction_ns=reaction_ns,
+                 granularity_ns=granularity_ns, name=name)
+
+
+def sync(node, time_ns, promise_ns):
+    return _pack("struct rl_sync", SYNC, node, time_ns, promise_ns=promise_ns)
+
+
+def frame(node, ready_ns, dst, payload=b"", seq=0, flags=0):
+    return _pack("struct rl_frame", FRAME, node, ready_ns, payload, src=node, dst=dst,
+                 len=len(payload), seq=seq, flags=flags)
+
+
+def bye(node, time_ns):
+    return _pack("struct rl_msg_hdr", BYE, node, time_ns)
+
+
+def unpack(data: bytes) -> dict:
+    """A message from the fabric as a dict: type, node, time, and its type's fields."""
+    h = ffi.from_buffer("struct rl_msg_hdr *", data)
+    out = {"type": h.type, "node": h.node, "time": h.time_ns, "length": h.length,
+           "magic": h.magic, "version": h.version}
+    if h.type == DELIVER:
+        f = ffi.from_buffer("struct rl_frame *", data)
+        out.update(src=f.src, dst=f.dst, len=f.len, seq=f.seq,
+                   payload=bytes(data[ffi.sizeof("struct rl_frame"):]))
+    elif h.type == WELCOME:
+        out["nodes"] = ffi.from_buffer("struct rl_welcome *", data).nodes
+    elif h.type == LINK:
+        s = ffi.from_buffer("struct rl_link_status *", data)
+        out.update(peer=s.peer, up=s.up)
+    elif h.type == ERROR:
+        out["text"] = ffi.string(ffi.from_buffer("struct rl_error *", data).text).decode()
+    return out

@@ -1,0 +1,47 @@
+"""Model test: the latency measured in the guest is the sum of the component times.
+
+On an idle point-to-point link, one way of a message of n bytes takes
+    bus(n) + send firmware + wire(n) + receive firmware + bus(n)
+where bus(n) = n / 10 MB/s (PM-SXM DMA), firmware = instructions / MIPS, and
+wire(n) = (16-byte SX header + n + 28 bytes FDDI overhead) / 12.5 MB/s + 5 us.
+What the guest measures is that plus the guest's own software (driver, library,
+interrupt and wake-up) on a 125 MIPS CPU, which must be small and positive: the
+tolerance is [0, 60] us, and timers fire at most one instruction (8 ns) late.
+"""
+import math
+import re
+
+import pytest
+
+from conftest import run_retrolink
+from retrolink.machine import load_machine
+
+SX_HEADER = 16
+
+
+def ns(bytes_, rate):
+    return math.ceil(bytes_ * 1e9 / rate)
+
+
+def model_one_way_us(machine, n: int) -> float:
+    dev, link = machine.device, machine.link
+    bus = ns(n, dev.pm_bus.channel_rate)
+    send_fw = round(dev.sxm.send_insns * 1000 / dev.sxm.mips)
+    recv_fw = round(dev.sxm.recv_insns * 1000 / dev.sxm.mips)
+    wire = ns(SX_HEADER + n + link.overhead_bytes, link.rate) + link.prop_ns
+    return (2 * bus + send_fw + wire + recv_fw) / 1000
+
+
+@pytest.mark.parametrize("mips", [1.9, 20])
+def test_one_way_latency_is_the_sum_of_the_components(artifacts, mips):
+    sizes = [64, 4096]
+    machine = load_machine("sx-pair", {"sxm.mips": mips})
+    cmd = (f"case $RETROLINK_NODE in 0) sx_bench pingpong --peer 1 --sizes 64,4096 "
+           f"--iters 5 --warmup 1;; 1) sx_bench echo;; esac")
+    r = run_retrolink("run", "sx-pair", "--set", f"sxm.mips={mips}", "--", "sh", "-c", cmd)
+    assert r.returncode == 0, r.stdout + r.stderr
+    measured = {int(m.group(1)): float(m.group(2)) for m in
+                re.finditer(r"RESULT latency_us size=(\d+) value=([\d.]+)", r.stdout)}
+    for n in sizes:
+        overhead = measured[n] - model_one_way_us(machine, n)
+        assert 0 <= overhead <= 60, (n, measured[n], model_one_way_us(machine, n))
