@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conftest import FakeNode
+from fakenode import FakeNode
 from retrolink import wire
 
 NEVER = 2**64 - 1

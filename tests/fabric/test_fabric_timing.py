@@ -1,7 +1,7 @@
 """Exact frame timing of the fabric's topologies, against hand-computed values."""
 import math
 
-from conftest import FakeNode
+from fakenode import FakeNode
 
 NEVER = 2**64 - 1
 

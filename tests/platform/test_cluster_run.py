@@ -1,7 +1,7 @@
 """Integration: boot the 2-node plain cluster and run commands, as a user would."""
 import pytest
 
-from conftest import run_retrolink
+from helpers import run_retrolink
 
 
 @pytest.fixture(scope="module", autouse=True)

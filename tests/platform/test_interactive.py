@@ -8,7 +8,7 @@ import time
 import pytest
 
 from retrolink import paths
-from conftest import REPO, run_retrolink
+from helpers import REPO, run_retrolink
 
 
 def shell_run(sock_path, command, marker, timeout=30):

@@ -1,7 +1,7 @@
 """`retrolink bench sx`: runs, reports every figure, and is deterministic."""
 import json
 
-from conftest import run_retrolink
+from helpers import run_retrolink
 
 FIGURES = ("send_msgs_per_s", "recv_msgs_per_s", "max_latency_us")
 

@@ -1,7 +1,7 @@
 """In-guest tests of the SX board, driver and libsx on the SURE-SX cluster."""
 import pytest
 
-from conftest import run_retrolink
+from helpers import run_retrolink
 
 
 def by_role(**roles) -> str:

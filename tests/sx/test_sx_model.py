@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import run_retrolink
+from helpers import run_retrolink
 from retrolink.machine import load_machine
 
 SX_HEADER = 16

@@ -1,0 +1,82 @@
+"""Fake nodes speaking the wire protocol to a real fabric process, no QEMU."""
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from retrolink import wire
+
+
+class FakeNode:
+    def __init__(self, sock_path: Path, node: int, reaction_ns=10_000, granularity_ns=1):
+        self.node = node
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for _ in range(200):
+            try:
+                self.s.connect(str(sock_path))
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                time.sleep(0.01)
+        self.s.settimeout(3)
+        self.s.sendall(wire.hello(node, reaction_ns, granularity_ns, name=f"fake{node}"))
+        self.delivered: list[dict] = []
+        self.links: list[dict] = []
+        self.grant = None
+
+    def recv(self) -> dict:
+        m = wire.unpack(self.s.recv(70000))
+        if m["type"] == wire.DELIVER:
+            self.delivered.append(m)
+        elif m["type"] == wire.LINK:
+            self.links.append(m)
+        return m
+
+    def welcome(self) -> int:
+        m = self.recv()
+        assert m["type"] == wire.WELCOME, m
+        self.grant = m["time"]
+        return m["time"]
+
+    def report(self, time_ns: int, promise_ns: int) -> None:
+        """Say SYNC without waiting for the grant (another node may have to act first)."""
+        self.s.sendall(wire.sync(self.node, time_ns, promise_ns))
+
+    def sync(self, time_ns: int, promise_ns: int) -> int:
+        """Report, then wait for the next grant (collecting deliveries)."""
+        self.report(time_ns, promise_ns)
+        return self.wait_grant()
+
+    def wait_grant(self) -> int:
+        while True:
+            m = self.recv()
+            if m["type"] == wire.GRANT:
+                self.grant = m["time"]
+                return m["time"]
+            if m["type"] == wire.ERROR:
+                raise ConnectionError(m["text"])
+
+    def send(self, ready_ns: int, dst: int, payload: bytes, seq=0):
+        self.s.sendall(wire.frame(self.node, ready_ns, dst, payload, seq))
+
+    def raw(self, data: bytes):
+        self.s.sendall(data)
+
+    def close(self):
+        self.s.close()
+
+
+class Fabric:
+    def __init__(self, binary: Path, tmp: Path, config: str):
+        self.sock = tmp / "fabric.sock"
+        self.stats = tmp / "stats.json"
+        self.conf = tmp / "fabric.conf"
+        self.conf.write_text(f"socket {self.sock}\nstats {self.stats}\n" + config)
+        self.log = tmp / "fabric.log"
+        self.proc = subprocess.Popen([str(binary), str(self.conf)], stdout=open(self.log, "w"),
+                                     stderr=subprocess.STDOUT)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(timeout=10)
+        return self.log.read_text()

@@ -1,0 +1,14 @@
+"""Helpers for tests: run the retrolink command as a user would."""
+import os
+import subprocess
+
+from retrolink import paths
+
+REPO = paths.REPO
+
+
+def run_retrolink(*args, timeout=600, env=None):
+    """Run ./retrolink with args; returns the CompletedProcess (text)."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([str(REPO / "retrolink"), *args], capture_output=True, text=True,
+                          timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
