@@ -35,16 +35,6 @@ static void logf_(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-static void hdr(struct rl_msg_hdr *h, uint16_t type, uint32_t length, uint32_t node, uint64_t t)
-{
-    h->magic = RL_WIRE_MAGIC;
-    h->version = RL_WIRE_VERSION;
-    h->type = type;
-    h->length = length;
-    h->node = node;
-    h->time_ns = t;
-}
-
 static void node_gone(struct fabric *f, struct node *n, const char *why);
 
 static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t len)
@@ -134,7 +124,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     size_t len = sizeof(struct rl_frame) + fr->len;
     struct rl_frame *m = (void *)msgbuf;
     memset(m, 0, sizeof(*m));
-    hdr(&m->h, RL_MSG_DELIVER, len, d->id, arrival);
+    rl_msg_hdr_init(&m->h, RL_MSG_DELIVER, len, d->id, arrival);
     m->src = fr->src;
     m->dst = fr->dst;
     m->len = fr->len;
@@ -152,7 +142,7 @@ static void send_error(struct fabric *f, struct node *n, const char *text)
 {
     struct rl_error e;
     memset(&e, 0, sizeof(e));
-    hdr(&e.h, RL_MSG_ERROR, sizeof(e), n->id, n->t);
+    rl_msg_hdr_init(&e.h, RL_MSG_ERROR, sizeof(e), n->id, n->t);
     snprintf(e.text, sizeof(e.text), "%s", text);
     send(n->fd, &e, sizeof(e), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
@@ -181,7 +171,7 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
         struct node *o = &f->nodes[j];
         if (o->alive && o->kind == NODE_VM) {
             struct rl_link_status s = { .peer = n->id, .up = 0 };
-            hdr(&s.h, RL_MSG_LINK, sizeof(s), o->id, max64(at, o->grant));
+            rl_msg_hdr_init(&s.h, RL_MSG_LINK, sizeof(s), o->id, max64(at, o->grant));
             send_msg(f, o, &s, sizeof(s));
         }
     }
@@ -348,7 +338,7 @@ static void advance(struct fabric *f)
         uint64_t grant = node_grant(n, a[k]);
         if (n->alive && n->waiting && grant > n->t) {
             struct rl_msg_hdr g;
-            hdr(&g, RL_MSG_GRANT, sizeof(g), n->id, grant);
+            rl_msg_hdr_init(&g, RL_MSG_GRANT, sizeof(g), n->id, grant);
             n->grant = grant;
             n->waiting = false;
             send_msg(f, n, &g, sizeof(g));
@@ -388,7 +378,7 @@ static void start_cluster(struct fabric *f)
         if (n->kind == NODE_VM && n->alive) {
             struct rl_welcome w = { .nodes = f->nnodes };
             n->grant = node_grant(n, a[k]);
-            hdr(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, n->grant);
+            rl_msg_hdr_init(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, n->grant);
             send_msg(f, n, &w, sizeof(w));
         }
     }
@@ -422,7 +412,7 @@ static void handle_hello(struct fabric *f, int fd)
         logf_("refusing a connection: %s", why);
         struct rl_error e;
         memset(&e, 0, sizeof(e));
-        hdr(&e.h, RL_MSG_ERROR, sizeof(e), 0, 0);
+        rl_msg_hdr_init(&e.h, RL_MSG_ERROR, sizeof(e), 0, 0);
         snprintf(e.text, sizeof(e.text), "%s", why);
         send(fd, &e, sizeof(e), MSG_NOSIGNAL | MSG_DONTWAIT);
         close(fd);

@@ -8,8 +8,10 @@
  *
  * P: the node's promise; D: the earliest arrival already delivered to it that
  * its clock has not reached; R: its reaction time; L: the topology's least
- * latency; F: the fabric's earliest pending event. A shortest-path fixed
- * point: E only decreases, so at most n rounds.
+ * latency; F: the fabric's earliest pending event plus L (an event at time t,
+ * a frame becoming ready or a transmission starting, delivers nothing before
+ * t + L; bounding by the event itself could stop every node at that instant).
+ * A shortest-path fixed point: E only decreases, so at most n rounds.
  */
 #include <stdlib.h>
 
@@ -29,7 +31,7 @@ void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
 {
     uint64_t L = f->topo->min_latency(f);
     const struct event *next = eq_peek(&f->queue);
-    uint64_t F = next ? next->time : NEVER;
+    uint64_t F = next ? sat_add(next->time, L) : NEVER;
 
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];

@@ -45,17 +45,6 @@ struct RlLink {
     uint8_t *buf;
 };
 
-static void rl_hdr(struct rl_msg_hdr *h, uint16_t type, uint32_t length, uint32_t node,
-                   uint64_t time_ns)
-{
-    h->magic = RL_WIRE_MAGIC;
-    h->version = RL_WIRE_VERSION;
-    h->type = type;
-    h->length = length;
-    h->node = node;
-    h->time_ns = time_ns;
-}
-
 static uint64_t rl_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -186,7 +175,7 @@ static void rl_bye(RlLink *l)
     if (!l->up) {
         return;
     }
-    rl_hdr(&bye, RL_MSG_BYE, sizeof(bye), l->node, rl_now());
+    rl_msg_hdr_init(&bye, RL_MSG_BYE, sizeof(bye), l->node, rl_now());
     rl_write(l, &bye, sizeof(bye));
     l->up = false;
     if (l->sync_timer) {
@@ -214,7 +203,7 @@ static void rl_sync_cb(void *opaque)
     }
     uint64_t promise = l->ops->promise(l->opaque, now, guest);
     struct rl_sync s = { .promise_ns = MAX(promise, now) };
-    rl_hdr(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
+    rl_msg_hdr_init(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
     l->promised = s.promise_ns;
     if (l->debug) {
         fprintf(stderr, "rl-link node %u: sync at %" PRIu64 " idle=%d guest=%" PRIu64
@@ -266,7 +255,7 @@ void rl_link_send(RlLink *l, uint64_t ready_ns, uint32_t dst, uint32_t flags,
 
     struct rl_frame *f = (void *)l->buf;
     memset(f, 0, sizeof(*f));
-    rl_hdr(&f->h, RL_MSG_FRAME, sizeof(*f) + len, l->node, ready_ns);
+    rl_msg_hdr_init(&f->h, RL_MSG_FRAME, sizeof(*f) + len, l->node, ready_ns);
     f->src = l->node;
     f->dst = dst;
     f->len = len;
@@ -359,7 +348,7 @@ RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name
 
     struct rl_hello hello = { .reaction_ns = reaction_ns,
                               .granularity_ns = l->granularity };
-    rl_hdr(&hello.h, RL_MSG_HELLO, sizeof(hello), node, rl_now());
+    rl_msg_hdr_init(&hello.h, RL_MSG_HELLO, sizeof(hello), node, rl_now());
     g_strlcpy(hello.name, name, sizeof(hello.name));
     if (!rl_write(l, &hello, sizeof(hello))) {
         goto fail;

@@ -101,6 +101,18 @@ struct rl_error {
 };
 /* cdef-end */
 
+/* Fill in a message header (fabric and link port alike). */
+static inline void rl_msg_hdr_init(struct rl_msg_hdr *h, uint16_t type, uint32_t length,
+                                   uint32_t node, uint64_t time_ns)
+{
+    h->magic = RL_WIRE_MAGIC;
+    h->version = RL_WIRE_VERSION;
+    h->type = type;
+    h->length = length;
+    h->node = node;
+    h->time_ns = time_ns;
+}
+
 #if defined(__STDC_VERSION__) || defined(__cplusplus)
 _Static_assert(sizeof(struct rl_msg_hdr) == 24, "rl_msg_hdr layout");
 _Static_assert(sizeof(struct rl_hello) == 24 + 16 + RL_NAME_LEN, "rl_hello");

@@ -55,3 +55,14 @@ def test_unload_with_messages_in_flight_is_clean():
     assert "[node0] unloaded" in r.stdout, r.stdout + r.stderr
     assert "[node1] sender-done" in r.stdout
     assert "BUG" not in r.stdout and "Oops" not in r.stdout and "WARNING" not in r.stdout
+
+
+def test_many_to_one_nothing_lost():
+    """Two nodes stream to one at once: every message arrives, every send is confirmed."""
+    r = guest(by_role(n0="sx_bench fanin --count 60 && echo all-received",
+                      n1="sx_bench stream --dst 0 --size 512 --count 30",
+                      n2="sx_bench stream --dst 0 --size 512 --count 30"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[node0] all-received" in r.stdout
+    assert "[node1] RESULT throughput_MBps" in r.stdout
+    assert "[node2] RESULT throughput_MBps" in r.stdout

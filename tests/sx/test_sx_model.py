@@ -4,9 +4,13 @@ On an idle point-to-point link, one way of a message of n bytes takes
     bus(n) + send firmware + wire(n) + receive firmware + bus(n)
 where bus(n) = n / 10 MB/s (PM-SXM DMA), firmware = instructions / MIPS, and
 wire(n) = (16-byte SX header + n + 28 bytes FDDI overhead) / 12.5 MB/s + 5 us.
-What the guest measures is that plus the guest's own software (driver, library,
-interrupt and wake-up) on a 125 MIPS CPU, which must be small and positive: the
-tolerance is [0, 60] us, and timers fire at most one instruction (8 ns) late.
+What the guest measures is that plus the guest's own software on its 125 MIPS CPU:
+per direction two system calls, an interrupt and a wake-up (about 60 us), and four
+copies of the message (user -> kernel -> window, window -> kernel -> user). The
+tolerance is therefore [0, 80 us + 15 us per KB]: at most 10,000 + 1,900 guest
+instructions per KB. It never goes below 0 (the model cannot be beaten), and it is far
+below any one component (313 us of firmware, 410 us of bus DMA at 4 KB), so a wrong or
+missing stage fails the test. Timers fire at most one instruction (8 ns) late.
 """
 import math
 import re
@@ -17,6 +21,10 @@ from helpers import run_retrolink
 from retrolink.machine import load_machine
 
 SX_HEADER = 16
+
+
+def guest_software_allowance_us(n: int) -> float:
+    return 80 + 15 * n / 1024
 
 
 def ns(bytes_, rate):
@@ -44,4 +52,5 @@ def test_one_way_latency_is_the_sum_of_the_components(artifacts, mips):
                 re.finditer(r"RESULT latency_us size=(\d+) value=([\d.]+)", r.stdout)}
     for n in sizes:
         overhead = measured[n] - model_one_way_us(machine, n)
-        assert 0 <= overhead <= 60, (n, measured[n], model_one_way_us(machine, n))
+        assert 0 <= overhead <= guest_software_allowance_us(n), \
+            (n, measured[n], model_one_way_us(machine, n))
