@@ -15,6 +15,7 @@ from ..runner import run_command
 from .results import Result, find, parse_results
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
+SX_FRAME_HEADER = 16      # bytes the board adds to each message on the ring (SxWire in sx.c)
 
 
 def load_definition(quick: bool) -> dict:
@@ -38,7 +39,7 @@ def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: s
     commands = {n: scripts.get(n, "true") for n in range(nodes)}
     say(f"  {what}")
     from ..cluster import Cluster, new_run_dir
-    run_dir = new_run_dir(f"bench-sx")
+    run_dir = new_run_dir("bench-sx")
     cluster = Cluster(machine, art, run_dir)
     try:
         cluster.start(commands)
@@ -134,7 +135,7 @@ def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
 def wire_limited_MBps(machine: Machine, size: int) -> float:
     """What the link alone would allow for back-to-back messages of this size."""
     link = machine.link
-    return size / ((size + 16 + link.overhead_bytes) / link.rate) / 1e6
+    return size / ((size + SX_FRAME_HEADER + link.overhead_bytes) / link.rate) / 1e6
 
 
 def saturating_length(machine: Machine, tp: dict) -> int | None:
