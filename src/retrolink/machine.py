@@ -146,6 +146,7 @@ class MinLink(_LinkBase):
 
 Link = Annotated[Union[P2PLink, TokenRingLink, SwitchLink, MinLink],
                  Field(discriminator="topology")]
+NOT_YET_IN_FABRIC = {"switch", "min"}     # schema ready; fabric/topo_*.c still to come
 
 
 class Synthetic(Strict):
@@ -248,6 +249,10 @@ def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine
     except ValueError as e:
         raise MachineError(f"{path}: {e}") from None
     problems = []
+    if machine.link is not None and machine.link.topology in NOT_YET_IN_FABRIC:
+        problems.append(f"link.topology = \"{machine.link.topology}\" is described in "
+                        "docs/machines.md but the fabric does not implement it yet; "
+                        "use p2p or token_ring")
     if machine.uses_fabric and machine.link is None:
         problems.append(f"device.model = \"{machine.device.model}\" needs a [link] table "
                         "(the fabric topology)")

@@ -59,6 +59,8 @@ def test_defaults_and_units(tmp_path):
     (GOOD + "[[synthetic]]\nname = \"g\"\ndst = 5\nsize = 1\ninterval_ns = 1\ncount = 1\n",
      "not a VM node"),
     ("[cluster\n", "not valid TOML"),
+    (GOOD.replace('topology = "token_ring"', 'topology = "switch"')
+     .replace("station_delay_ns = 1000", ""), "does not implement it yet"),
 ])
 def test_errors_name_file_field_and_expectation(tmp_path, text, expect):
     path = write(tmp_path, text)
