@@ -161,7 +161,13 @@ static double stream(long *dsts, int ndsts, long size, long count, long window)
     return now_us() - first_done_us;
 }
 
-static void sink(long count, const char *name)
+/*
+ * Receive count messages; returns the us from the first arrival to the last.
+ * Arrivals are paced by the slowest stage of the path (ring, firmware, bus), so
+ * this is the steady-state rate even when the sender's side is bursty (a station
+ * sends several frames per token visit, and confirmations come back in bursts).
+ */
+static double sink(long count)
 {
     double first = 0;
     for (long i = 0; i < count; i++) {
@@ -172,9 +178,7 @@ static void sink(long count, const char *name)
             first = now_us();
         }
     }
-    if (name && count > 1) {
-        printf("RESULT %s value=%.1f\n", name, (count - 1) / ((now_us() - first) / 1e6));
-    }
+    return now_us() - first;
 }
 
 static void usage(void)
@@ -182,8 +186,9 @@ static void usage(void)
     puts("usage: sx_bench MODE [options]   (numbers: RESULT lines; MB = 10^6 bytes)\n"
          "  pingpong --peer N --sizes S1,S2,.. [--iters K] [--warmup W]   latency_us per size\n"
          "  echo                                  the other side of pingpong\n"
-         "  stream --dst N --size S --count K [--window W]   throughput_MBps, first to last confirmation\n"
-         "  sink --count K                        receive K messages\n"
+         "  stream --dst N --size S --count K [--window W]   send_throughput_MBps (confirmations)\n"
+         "  sink --count K [--size S]             receive K messages: throughput_MBps, first\n"
+         "                                        to last arrival (steady state)\n"
          "  fanout --dsts N1,N2 --size S --count K   K per destination: send_msgs_per_s\n"
          "  fanin --count K                       receive K from anyone: recv_msgs_per_s");
 }
@@ -216,9 +221,15 @@ int main(int argc, char **argv)
             fail("stream needs --count of at least 2");
         }
         double us = stream(&dst, 1, size, count, atol(arg(argc, argv, "--window", "8")));
-        printf("RESULT throughput_MBps size=%ld value=%.3f\n", size, (count - 1) * size / us);
+        printf("RESULT send_throughput_MBps size=%ld value=%.3f\n", size,
+               (count - 1) * size / us);
     } else if (!strcmp(mode, "sink")) {
-        sink(atol(arg(argc, argv, "--count", NULL)), NULL);
+        long count = atol(arg(argc, argv, "--count", NULL));
+        long size = atol(arg(argc, argv, "--size", "0"));
+        double us = sink(count);
+        if (size > 0 && count > 1) {
+            printf("RESULT throughput_MBps size=%ld value=%.3f\n", size, (count - 1) * size / us);
+        }
     } else if (!strcmp(mode, "fanout")) {
         int n = parse_list(arg(argc, argv, "--dsts", NULL), list);
         long size = atol(arg(argc, argv, "--size", NULL));
@@ -230,7 +241,11 @@ int main(int argc, char **argv)
         double us = stream(list, n, size, count, atol(arg(argc, argv, "--window", "8")));
         printf("RESULT send_msgs_per_s size=%ld value=%.1f\n", size, (count - 1) / (us / 1e6));
     } else if (!strcmp(mode, "fanin")) {
-        sink(atol(arg(argc, argv, "--count", NULL)), "recv_msgs_per_s");
+        long count = atol(arg(argc, argv, "--count", NULL));
+        double us = sink(count);
+        if (count > 1) {
+            printf("RESULT recv_msgs_per_s value=%.1f\n", (count - 1) / (us / 1e6));
+        }
     } else {
         usage();
         return 2;

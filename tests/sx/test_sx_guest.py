@@ -64,5 +64,5 @@ def test_many_to_one_nothing_lost():
                       n2="sx_bench stream --dst 0 --size 512 --count 30"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[node0] all-received" in r.stdout
-    assert "[node1] RESULT throughput_MBps" in r.stdout
-    assert "[node2] RESULT throughput_MBps" in r.stdout
+    assert "[node1] RESULT send_throughput_MBps" in r.stdout
+    assert "[node2] RESULT send_throughput_MBps" in r.stdout

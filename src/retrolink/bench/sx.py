@@ -68,12 +68,12 @@ def measure_latency_and_throughput(machine, art, d, sizes) -> dict:
     node1 = "sx_bench echo --peer 0"
     for s in sizes:
         node0 += f" && sx_bench stream --dst 1 --size {s} --count {tp['count']} --window {tp['window']}"
-        node1 += f" && sx_bench sink --count {tp['count']}"
+        node1 += f" && sx_bench sink --count {tp['count']} --size {s}"
     res = run_phase(machine, art, {0: node0, 1: node1}, "latency and throughput vs message length")
     out = {"latency_us": {}, "throughput_MBps": {}}
     for s in sizes:
         l = find(res, "latency_us", size=s)
-        t = find(res, "throughput_MBps", size=s)
+        t = find(res, "throughput_MBps", size=s)      # measured at the receiver
         if not l or not t:
             raise StepFailed(f"sx_bench printed no latency_us/throughput_MBps for size {s}")
         out["latency_us"][str(s)] = l[0].num("value")
