@@ -51,10 +51,12 @@ def sweep_plot(s: dict, path: Path, title: str) -> Path:
     a.grid(alpha=0.3)
     xs = [float(p["value"]) for p in s["points"]]
     sizes = sorted(map(int, s["points"][0]["throughput_MBps"]))
-    for size in (sizes[0], sizes[len(sizes) // 2], sizes[-1]):
+    for size in sorted({sizes[0], sizes[len(sizes) // 2], sizes[-1]}):
         b.plot(xs, [p["throughput_MBps"][str(size)] for p in s["points"]], marker="s",
                label=f"{size} B")
     b.set_xscale("log")
+    b.set_xticks(xs, [f"{x:g}" for x in xs])
+    b.minorticks_off()
     b.set_xlabel(s["key"])
     b.set_ylabel("throughput (MB/s)")
     b.set_title("throughput vs " + s["key"])
