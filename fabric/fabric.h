@@ -31,6 +31,7 @@ struct frame {
     uint32_t src, dst, len, flags;
     uint64_t sender_seq;
     uint64_t ready;          /* ready at the sender's interface */
+    uint64_t queued;         /* joined its current queue (topologies' bookkeeping) */
     uint8_t *data;
 };
 
@@ -128,7 +129,7 @@ void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct f
 void frame_free(struct frame *fr);
 
 /* topologies */
-extern const struct topology_ops topo_p2p_ops, topo_ring_ops;
+extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops;
 const struct topology_ops *topology_by_name(const char *name);
 
 /* sync.c */

@@ -14,14 +14,10 @@
  */
 #include <stdlib.h>
 
+#include "frame_fifo.h"
 #include "link_stats.h"
 
 enum { RING_SEIZE, RING_RELEASE };
-
-struct fifo {
-    struct frame **f;
-    size_t head, n, cap;
-};
 
 struct ring {
     uint64_t rate, station_delay, overhead, mtu, token_bytes, thtt;
@@ -31,33 +27,9 @@ struct ring {
     uint64_t released_at;     /* the token left that station then */
     bool busy;
     uint64_t gen;             /* invalidates seizure events planned before a change */
-    struct fifo *queue;
+    struct frame_fifo *queue;
     struct link_stats *stats;
 };
-
-static void fifo_push(struct fifo *q, struct frame *fr)
-{
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 8;
-        struct frame **nf = malloc(cap * sizeof(*nf));
-        for (size_t i = 0; i < q->n; i++) {
-            nf[i] = q->f[(q->head + i) % q->cap];
-        }
-        free(q->f);
-        q->f = nf;
-        q->cap = cap;
-        q->head = 0;
-    }
-    q->f[(q->head + q->n++) % q->cap] = fr;
-}
-
-static struct frame *fifo_pop(struct fifo *q)
-{
-    struct frame *fr = q->f[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->n--;
-    return fr;
-}
 
 static int ring_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
                           size_t errlen)

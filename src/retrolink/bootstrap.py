@@ -6,7 +6,7 @@ from pathlib import Path
 from . import paths
 from .progress import StepFailed, run_logged, say, step
 
-APT_LISTS = [paths.REPO / "deps" / "apt.txt", paths.REPO / "fabric" / "APT_DEPS"]
+APT_LISTS = [paths.REPO / "deps" / "apt.txt"]
 
 
 def wanted_packages(extra=()) -> list[str]:

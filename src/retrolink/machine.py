@@ -6,7 +6,7 @@ field and what is allowed. docs/machines.md describes the schema for users.
 import copy
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, ClassVar, Literal, Optional, Union
 
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator)
 
@@ -84,6 +84,9 @@ class PmBusParams(Strict):
 
 class SxDevice(Strict):
     model: Literal["sx"]
+    # the largest frame the board puts on the link: a 4096-byte message behind the
+    # 16-byte SxWire header of qemu-devices/sx.c
+    MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()
 
@@ -131,22 +134,27 @@ class TokenRingLink(_LinkBase):
 
 
 class SwitchLink(_LinkBase):
+    """Fibre Channel style switch (fabric/topo_switch.c)."""
     topology: Literal["switch"]
+    mtu: int = Field(default=2112, ge=1, le=65536)     # FC's largest frame payload
     prop_ns: int = Field(default=0, ge=0)
     switch_delay_ns: int = Field(default=0, ge=0)
     bb_credit: int = Field(default=1, ge=1, le=1024)
+    rrdy_bytes: int = Field(default=4, ge=0, le=64)     # R_RDY is one ordered set
 
 
 class MinLink(_LinkBase):
+    """Multistage network of k x k switches, Omega wiring (fabric/topo_min.c)."""
     topology: Literal["min"]
+    mtu: int = Field(default=508, ge=1, le=65536)      # Cenju-3's largest packet
     k: int = Field(default=4, ge=2, le=16)
     stages: int = Field(default=4, ge=1, le=8)
     stage_delay_ns: int = Field(ge=0)
+    prop_ns: int = Field(default=0, ge=0)
 
 
 Link = Annotated[Union[P2PLink, TokenRingLink, SwitchLink, MinLink],
                  Field(discriminator="topology")]
-NOT_YET_IN_FABRIC = {"switch", "min"}     # schema ready; fabric/topo_*.c still to come
 
 
 class Synthetic(Strict):
@@ -249,10 +257,16 @@ def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine
     except ValueError as e:
         raise MachineError(f"{path}: {e}") from None
     problems = []
-    if machine.link is not None and machine.link.topology in NOT_YET_IN_FABRIC:
-        problems.append(f"link.topology = \"{machine.link.topology}\" is described in "
-                        "docs/machines.md but the fabric does not implement it yet; "
-                        "use p2p or token_ring")
+    link = machine.link
+    if isinstance(link, MinLink) and link.k ** link.stages < machine.total_nodes():
+        problems.append(f"link: {link.k}x{link.k} switches in {link.stages} stages give "
+                        f"{link.k ** link.stages} ports, this machine has "
+                        f"{machine.total_nodes()} nodes; raise link.stages or link.k")
+    if isinstance(machine.device, SxDevice) and link is not None \
+            and link.mtu < SxDevice.MAX_FRAME_BYTES:
+        problems.append(f"link.mtu = {link.mtu}: the sx board sends frames of up to "
+                        f"{SxDevice.MAX_FRAME_BYTES} bytes (a 4 KB message and its header), "
+                        "which the fabric would drop; raise link.mtu to at least that")
     if machine.uses_fabric and machine.link is None:
         problems.append(f"device.model = \"{machine.device.model}\" needs a [link] table "
                         "(the fabric topology)")

@@ -38,3 +38,19 @@ def build_ours(kernel: GuestKernel, log: Path) -> Path:
     run_logged([meson(), "install", "-C", build, "--no-rebuild", "--quiet",
                 "--destdir", stage], log)
     return stage
+
+
+def build_fabric_variant(name: str, options: dict, target: str, cc: str | None,
+                         log: Path) -> Path:
+    """A host-only build of the fabric in build/variants/<name> (sanitizers, fuzzing):
+    configured once with the given meson options and compiler; returns target's path."""
+    build = paths.build_dir() / "variants" / name
+    if not (build / "build.ninja").exists():
+        shutil.rmtree(build, ignore_errors=True)
+        env = {"CC": cc} if cc else None
+        with step(f"configuring the fabric's {name} build"):
+            run_logged([meson(), "setup", build, paths.REPO, "-Dguest=false",
+                        *[f"-D{k}={v}" for k, v in options.items()]], log, env=env)
+    with step(f"building the fabric's {name} build"):
+        run_logged(["ninja", "-C", build, target], log)
+    return build / target

@@ -1,17 +1,35 @@
-"""The fabric fixture: start a real fabric with a given configuration."""
+"""The fabric fixture: start a real fabric with a given configuration.
+
+Every fabric test runs twice: against the fabric retrolink uses, and against the same
+sources built with AddressSanitizer and UBSan (meson -Dsanitize_fabric=true), where any
+memory error or undefined behaviour the test provokes fails it."""
 import pytest
 
 from fakenode import Fabric
 
+SANITIZER_ERRORS = ("ERROR: AddressSanitizer", "runtime error:")
+
+
+@pytest.fixture(scope="session", params=["release", "asan"])
+def fabric_binary(request, artifacts):
+    if request.param == "release":
+        return artifacts.fabric
+    from retrolink.ours_build import build_fabric_variant
+    from retrolink.build import build_log
+    return build_fabric_variant("asan", {"sanitize_fabric": "true"}, "fabric/retrolink-fabric",
+                                None, build_log())
+
 
 @pytest.fixture
-def fabric(artifacts, tmp_path):
+def fabric(fabric_binary, tmp_path):
     started = []
 
     def start(config: str) -> Fabric:
-        f = Fabric(artifacts.fabric, tmp_path, config)
+        f = Fabric(fabric_binary, tmp_path, config)
         started.append(f)
         return f
     yield start
     for f in started:
-        f.stop()
+        log = f.stop()
+        found = [e for e in SANITIZER_ERRORS if e in log]
+        assert not found, f"the fabric hit {found}:\n{log}"

@@ -1,4 +1,5 @@
 """Fake nodes speaking the wire protocol to a real fabric process, no QEMU."""
+import os
 import socket
 import subprocess
 import time
@@ -72,8 +73,11 @@ class Fabric:
         self.conf = tmp / "fabric.conf"
         self.conf.write_text(f"socket {self.sock}\nstats {self.stats}\n" + config)
         self.log = tmp / "fabric.log"
+        # leaks at exit are not errors here (the process ends); everything else is
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0",
+                   UBSAN_OPTIONS="print_stacktrace=1")
         self.proc = subprocess.Popen([str(binary), str(self.conf)], stdout=open(self.log, "w"),
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, env=env)
 
     def stop(self) -> str:
         if self.proc.poll() is None:

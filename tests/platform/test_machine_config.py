@@ -60,7 +60,10 @@ def test_defaults_and_units(tmp_path):
      "not a VM node"),
     ("[cluster\n", "not valid TOML"),
     (GOOD.replace('topology = "token_ring"', 'topology = "switch"')
-     .replace("station_delay_ns = 1000", ""), "does not implement it yet"),
+     .replace("station_delay_ns = 1000", ""), "link.mtu = 2112: the sx board sends frames"),
+    (GOOD.replace('topology = "token_ring"', 'topology = "min"')
+     .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500\nk = 2\nstages = 1")
+     .replace("nodes = 2", "nodes = 3"), "2x2 switches in 1 stages give 2 ports"),
 ])
 def test_errors_name_file_field_and_expectation(tmp_path, text, expect):
     path = write(tmp_path, text)
@@ -102,3 +105,16 @@ def test_fabric_config_lists_nodes_and_topology(tmp_path):
     assert "nodes 3" in text and "node 2 name=node2" in text
     assert "topology token_ring" in text and "rate=12500000" in text
     assert "station_delay_ns=1000" in text
+
+
+def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
+    sw = load_machine(write(tmp_path, GOOD.replace('topology = "token_ring"', 'topology = "switch"')
+                            .replace("station_delay_ns = 1000", "bb_credit = 4\nmtu = 4500")))
+    text = fabric_config_text(sw, tmp_path / "s", tmp_path / "st.json", None)
+    assert ("topology switch bb_credit=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
+            "rrdy_bytes=4 switch_delay_ns=0") in text
+    mn = load_machine(write(tmp_path, GOOD.replace('topology = "token_ring"', 'topology = "min"')
+                            .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500")))
+    text = fabric_config_text(mn, tmp_path / "s", tmp_path / "st.json", None)
+    assert ("topology min k=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
+            "stage_delay_ns=250 stages=4") in text
