@@ -1,7 +1,8 @@
 """Boot a cluster (fabric + one QEMU per node), run a command on the nodes, collect results.
 
 In command mode nothing is sent to a guest after it starts: the command goes in through
-fw_cfg, output comes back on the result port (a file), and the guest powers off when done.
+fw_cfg, output comes back on the result port (a file), and the node ends QEMU through
+the isa-debug-exit port when done.
 """
 import ctypes
 import json

@@ -60,3 +60,10 @@ def test_multiline_output_and_deterministic_guest_time():
     assert a.returncode == 0 and b.returncode == 0
     assert a.stdout.splitlines()[:3] == ["[node0] line 1", "[node0] line 2", "[node0] line 3"]
     assert a.stdout == b.stdout
+
+
+def test_node_out_of_range_is_a_clear_error():
+    r = run_retrolink("run", "plain", "--node", "5", "--", "true")
+    assert r.returncode == 2
+    assert "--node 5: this machine has nodes 0..1" in r.stderr
+    assert "Traceback" not in r.stderr

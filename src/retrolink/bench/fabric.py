@@ -7,7 +7,7 @@ of virtual time (MARK lines, timed by the host as they appear):
 - free: both guests spin with no board and no fabric (free-running TCG).
 Goals (issue 3): idle >= 100x faster than real time; busy-synchronised >= 0.5 of free.
 """
-from ..cluster import Cluster, new_run_dir
+from ..runner import run_cluster
 from ..machine import load_machine
 from ..progress import StepFailed, say
 
@@ -19,15 +19,9 @@ SLEEP = "echo MARK start; sleep {s}; echo MARK end"
 
 def timed_stretch(machine, art, script: str, seconds: int, what: str) -> float:
     say(f"  {what}")
-    run_dir = new_run_dir("bench-fabric")
-    cluster = Cluster(machine, art, run_dir)
-    commands = {n: script.format(s=seconds) if n < 2 else "true"
-                for n in range(machine.cluster.nodes)}
-    try:
-        cluster.start(commands)
-        result = cluster.wait(machine.cluster.boot_timeout_s + machine.cluster.run_timeout_s)
-    finally:
-        cluster.stop()
+    result = run_cluster(machine, art, {n: script.format(s=seconds) for n in (0, 1)},
+                         "bench-fabric")
+    run_dir = result.run_dir
     if not result.ok:
         raise StepFailed(f"fabric benchmark '{what}' failed: "
                          + "; ".join(r.problem for r in result.nodes if r.problem)

@@ -11,7 +11,7 @@ from .. import paths
 from ..machine import Machine, load_machine
 from ..node_command import Artifacts
 from ..progress import StepFailed, say
-from ..runner import run_command
+from ..runner import run_cluster
 from .results import Result, find, parse_results
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
@@ -35,17 +35,9 @@ def _csv(values) -> str:
 
 def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str) -> list[Result]:
     """Boot, run one script per node (others run 'true'), return every RESULT line."""
-    nodes = machine.cluster.nodes
-    commands = {n: scripts.get(n, "true") for n in range(nodes)}
     say(f"  {what}")
-    from ..cluster import Cluster, new_run_dir
-    run_dir = new_run_dir("bench-sx")
-    cluster = Cluster(machine, art, run_dir)
-    try:
-        cluster.start(commands)
-        result = cluster.wait(machine.cluster.boot_timeout_s + machine.cluster.run_timeout_s)
-    finally:
-        cluster.stop()
+    result = run_cluster(machine, art, scripts, "bench-sx")
+    run_dir = result.run_dir
     problems = [r.problem for r in result.nodes if r.problem]
     if problems:
         detail = "\n  ".join(problems)
