@@ -95,4 +95,15 @@
 #define SX_TX_BUF(i)            (SX_TX_BUF_OFF + (i) * SX_MAX_MSG)
 #define SX_RX_BUF(i)            (SX_RX_BUF_OFF + (i) * SX_MAX_MSG)
 
+/*
+ * Frames between boards (the fabric's payload): a 16-byte header, then the
+ * message. Header, little-endian: u8 type (SX_WIRE_*), u8 the sender's tx
+ * slot, u16 reserved, u32 tag, u32 message length, u32 the sender's slot
+ * generation (echoed by the confirmation, so a late one cannot complete a
+ * reused slot). A confirmation is confirm-bytes long, header included.
+ */
+#define SX_WIRE_MSG             1
+#define SX_WIRE_CONFIRM         2
+#define SX_WIRE_HDR_SIZE        16
+
 #endif /* SX_REGS_H */

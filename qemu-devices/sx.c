@@ -36,8 +36,7 @@
 #define TYPE_RETROLINK_SX "retrolink-sx"
 OBJECT_DECLARE_SIMPLE_TYPE(SxState, RETROLINK_SX)
 
-/* Payload header of every SX frame on the ring (device-defined). */
-enum { SX_WIRE_MSG = 1, SX_WIRE_CONFIRM = 2 };
+/* Header of every SX frame on the ring (layout: sx-regs.h); hosts are little-endian. */
 typedef struct SxWire {
     uint8_t type;
     uint8_t slot;       /* the sender's tx slot */
@@ -46,6 +45,7 @@ typedef struct SxWire {
     uint32_t len;
     uint32_t gen;       /* the sender's slot generation, echoed in the confirmation */
 } SxWire;
+QEMU_BUILD_BUG_ON(sizeof(SxWire) != SX_WIRE_HDR_SIZE);
 
 enum SxEventKind {
     SX_EV_TX_BUS_DONE,  /* arg: tx slot */
@@ -124,6 +124,28 @@ struct SxState {
 
 /* ---- interrupts and FIFOs ---------------------------------------------------- */
 
+/* The register FIFOs (TX_COMPLETE, RX_POP): words in a ring of depth entries. */
+static void sx_fifo_push(uint32_t *fifo, uint32_t head, uint32_t *count, uint32_t depth,
+                         uint32_t v)
+{
+    if (*count < depth) {
+        fifo[(head + (*count)++) % depth] = v;
+    }
+}
+
+/* Pop one word; 0 (no valid bit) when empty. */
+static uint32_t sx_fifo_pop(const uint32_t *fifo, uint32_t *head, uint32_t *count,
+                            uint32_t depth)
+{
+    if (!*count) {
+        return 0;
+    }
+    uint32_t v = fifo[*head];
+    *head = (*head + 1) % depth;
+    (*count)--;
+    return v;
+}
+
 static void sx_update_irq(SxState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -157,10 +179,8 @@ static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
         s->tx_errors++;
     }
     /* depth > slots, and a slot completes once per doorbell: never overflows */
-    if (s->txc_count < SX_TXC_DEPTH) {
-        s->txc_fifo[(s->txc_head + s->txc_count++) % SX_TXC_DEPTH] =
-            SX_TXC_VALID | slot | (status << 8);
-    }
+    sx_fifo_push(s->txc_fifo, s->txc_head, &s->txc_count, SX_TXC_DEPTH,
+                 SX_TXC_VALID | slot | (status << 8));
     sx_raise(s, SX_IRQ_TXDONE);
 }
 
@@ -238,7 +258,7 @@ static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
     stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_TAG, m->wire.tag);
     stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_RSVD, 0);
     s->rx_state[j] = SX_RX_HOST;
-    s->rxp_fifo[(s->rxp_head + s->rxp_count++) % SX_RX_SLOTS] = SX_RXP_VALID | j;
+    sx_fifo_push(s->rxp_fifo, s->rxp_head, &s->rxp_count, SX_RX_SLOTS, SX_RXP_VALID | j);
     s->rx_msgs++;
     sx_send_confirm(s, m);
     g_free(m);
@@ -521,7 +541,6 @@ static void sx_board_reset(SxState *s)
 static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     SxState *s = opaque;
-    uint32_t v;
 
     if (size != 4) {
         return 0;
@@ -536,21 +555,9 @@ static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case SX_REG_IRQ_STATUS: return s->irq_status;
     case SX_REG_IRQ_MASK: return s->irq_mask;
     case SX_REG_TX_COMPLETE:
-        if (!s->txc_count) {
-            return 0;
-        }
-        v = s->txc_fifo[s->txc_head];
-        s->txc_head = (s->txc_head + 1) % SX_TXC_DEPTH;
-        s->txc_count--;
-        return v;
+        return sx_fifo_pop(s->txc_fifo, &s->txc_head, &s->txc_count, SX_TXC_DEPTH);
     case SX_REG_RX_POP:
-        if (!s->rxp_count) {
-            return 0;
-        }
-        v = s->rxp_fifo[s->rxp_head];
-        s->rxp_head = (s->rxp_head + 1) % SX_RX_SLOTS;
-        s->rxp_count--;
-        return v;
+        return sx_fifo_pop(s->rxp_fifo, &s->rxp_head, &s->rxp_count, SX_RX_SLOTS);
     case SX_REG_ERROR: return s->error;
     case SX_REG_PEERS_UP: return s->peers_up;
     case SX_REG_TX_MSGS: return s->tx_msgs;

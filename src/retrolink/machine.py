@@ -84,8 +84,8 @@ class PmBusParams(Strict):
 
 class SxDevice(Strict):
     model: Literal["sx"]
-    # the largest frame the board puts on the link: a 4096-byte message behind the
-    # 16-byte SxWire header of qemu-devices/sx.c
+    # the largest frame the board puts on the link: a 4096-byte message behind its
+    # 16-byte header (SX_WIRE_HDR_SIZE in qemu-devices/sx-regs.h)
     MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()

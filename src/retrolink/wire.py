@@ -58,15 +58,39 @@ def bye(node, time_ns):
     return _pack("struct rl_msg_hdr", BYE, node, time_ns)
 
 
+# the fabric's side, for fake fabrics in device tests
+def welcome(node, first_grant_ns, nodes):
+    return _pack("struct rl_welcome", WELCOME, node, first_grant_ns, nodes=nodes)
+
+
+def grant(node, time_ns):
+    return _pack("struct rl_msg_hdr", GRANT, node, time_ns)
+
+
+def deliver(node, arrival_ns, src, payload=b"", seq=0, flags=0):
+    return _pack("struct rl_frame", DELIVER, node, arrival_ns, payload, src=src, dst=node,
+                 len=len(payload), seq=seq, flags=flags)
+
+
+def link_status(node, time_ns, peer, up):
+    return _pack("struct rl_link_status", LINK, node, time_ns, peer=peer, up=int(up))
+
+
 def unpack(data: bytes) -> dict:
-    """A message from the fabric as a dict: type, node, time, and its type's fields."""
+    """A message as a dict: type, node, time, and its type's fields (either direction)."""
     h = ffi.from_buffer("struct rl_msg_hdr *", data)
     out = {"type": h.type, "node": h.node, "time": h.time_ns, "length": h.length,
            "magic": h.magic, "version": h.version}
-    if h.type == DELIVER:
+    if h.type in (DELIVER, FRAME):
         f = ffi.from_buffer("struct rl_frame *", data)
         out.update(src=f.src, dst=f.dst, len=f.len, seq=f.seq,
                    payload=bytes(data[ffi.sizeof("struct rl_frame"):]))
+    elif h.type == SYNC:
+        out["promise"] = ffi.from_buffer("struct rl_sync *", data).promise_ns
+    elif h.type == HELLO:
+        m = ffi.from_buffer("struct rl_hello *", data)
+        out.update(reaction=m.reaction_ns, granularity=m.granularity_ns,
+                   name=ffi.string(m.name).decode(errors="replace"))
     elif h.type == WELCOME:
         out["nodes"] = ffi.from_buffer("struct rl_welcome *", data).nodes
     elif h.type == LINK:

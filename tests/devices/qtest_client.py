@@ -84,10 +84,12 @@ class Qtest:
         return bytes.fromhex(self.cmd(f"read 0x{addr:x} 0x{size:x}")[2:])
 
     def clock_step(self, ns: int | None = None) -> int:
+        """Advance the virtual clock by ns (to the next timer without); return the time."""
         return int(self.cmd("clock_step" + (f" {ns}" if ns is not None else "")))
 
-    def clock(self) -> int:
-        return int(self.cmd("clock_step 0"))
+    def clock_set(self, ns: int) -> int:
+        """Advance the virtual clock to ns, running every timer due on the way."""
+        return int(self.cmd(f"clock_set {ns}"))
 
     def outl(self, port: int, val: int) -> None:
         self.cmd(f"outl 0x{port:x} 0x{val:x}")

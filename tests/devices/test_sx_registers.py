@@ -111,7 +111,7 @@ def test_bad_property_values_are_refused(artifacts, tmp_path):
         with pytest.raises(QtestError) as e:
             q = Qtest(artifacts.qemu, ["-device", f"retrolink-sx,{prop}"], tmp_path / "q.log")
             try:
-                q.clock()       # QEMU exits once realize fails
+                q.clock_step(1)     # QEMU exits once realize fails
             finally:
                 q.close()
         assert "retrolink-sx:" in str(e.value), str(e.value)
