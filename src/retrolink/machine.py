@@ -8,7 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Optional, Union
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator)
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
 from . import paths, units
 
@@ -34,6 +35,9 @@ class Cluster(Strict):
     nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
     memory_mib: int = Field(default=256)
     cpu_mips: float = Field(default=125.0, description="guest CPU speed -> icount shift")
+    # optional: one speed per node (nodes may differ; the fabric handles each one's
+    # granularity); overrides cpu_mips
+    cpu_mips_per_node: Optional[list[float]] = None
     boot_timeout_s: float = Field(default=300.0, gt=0)
     run_timeout_s: float = Field(default=900.0, gt=0)
     kernel_cmdline: str = ""
@@ -49,9 +53,29 @@ class Cluster(Strict):
         units.icount_shift(v)
         return v
 
+    @field_validator("cpu_mips_per_node")
+    @classmethod
+    def _mips_each(cls, v):
+        for m in v or []:
+            units.icount_shift(m)
+        return v
+
+    @model_validator(mode="after")
+    def _one_speed_per_node(self):
+        if self.cpu_mips_per_node is not None and len(self.cpu_mips_per_node) != self.nodes:
+            raise ValueError(f"cluster.cpu_mips_per_node has {len(self.cpu_mips_per_node)} "
+                             f"entries for {self.nodes} nodes: give one per node")
+        return self
+
     @property
     def icount_shift(self) -> int:
         return units.icount_shift(self.cpu_mips)
+
+    def node_cpu_mips(self, node: int) -> float:
+        return self.cpu_mips_per_node[node] if self.cpu_mips_per_node else self.cpu_mips
+
+    def node_icount_shift(self, node: int) -> int:
+        return units.icount_shift(self.node_cpu_mips(node))
 
 
 # ---- devices -------------------------------------------------------------------------

@@ -46,6 +46,8 @@ def test_defaults_and_units(tmp_path):
     ("[cluster]\n", "cluster.nodes: required field is missing"),
     ("[cluster]\nnodes = 0\n", "cluster.nodes"),
     ("[cluster]\nnodes = 2\ncpu_mips = 100\n", "not 1000/2^N MIPS"),
+    ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125]\n", "1 entries for 2 nodes"),
+    ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125, 99]\n", "not 1000/2^N MIPS"),
     ("[cluster]\nnodes = 2\nmemory_mib = \"lots\"\n", "not a memory size"),
     ("[cluster]\nnodes = 2\n[device]\nmodel = \"warp\"\n", "device"),
     ("[cluster]\nnodes = 2\n[device]\nmodel = \"sx\"\n", "needs a [link] table"),
@@ -118,3 +120,16 @@ def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
     text = fabric_config_text(mn, tmp_path / "s", tmp_path / "st.json", None)
     assert ("topology min k=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
             "stage_delay_ns=250 stages=4") in text
+
+
+def test_nodes_may_run_at_different_speeds(tmp_path):
+    from pathlib import Path
+    from retrolink.node_command import Artifacts, NodeFiles, node_argv
+    m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips_per_node = [250, 62.5]")))
+    art = Artifacts(qemu=Path("qemu"), kernel=Path("k"), initrd=Path("i"), fabric=Path("f"))
+    files = NodeFiles(console_log=tmp_path / "c", output=tmp_path / "o", command=None)
+
+    def icount(node):
+        argv = node_argv(m, node, art, files, tmp_path / "s")
+        return argv[argv.index("-icount") + 1]
+    assert [icount(0), icount(1)] == ["shift=2,sleep=off", "shift=4,sleep=off"]

@@ -18,6 +18,11 @@ def _sweeps(pairs) -> list[tuple[str, list]]:
     return out
 
 
+def _file_name(text: str) -> str:
+    """A plot's file name from its settings: dots, slashes and '=' become '_'."""
+    return "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in text[:-4]) + text[-4:]
+
+
 def bench_main(args) -> int:
     from ..build import build_all
     from . import report, sx
@@ -41,8 +46,12 @@ def bench_main(args) -> int:
         for key, values in sweeps:
             s = sx.run_sweep(args.machine, overrides, art, args.quick, key, values)
             print(report.sweep_table(s), flush=True)
-            png = out_dir / f"sx-sweep-{key.replace('.', '_')}.png"
-            report.sweep_plot(s, png, f"SURE-SX: sweep of {key}")
+            fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
+            png = out_dir / _file_name(f"sx-sweep-{key}{fixed}.png")
+            setting = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+            report.sweep_plot(s, png, f"SURE-SX: sweep of {key}"
+                              + (f" ({setting})" if setting else ""),
+                              sx.load_definition(False)["sweep"]["projection_sizes"])
             say(f"plot: {png}")
             result["sweeps"].append(s)
     else:

@@ -35,35 +35,54 @@ def sweep_table(s: dict) -> str:
     return "\n".join(lines)
 
 
-def sweep_plot(s: dict, path: Path, title: str) -> Path:
+def sweep_plot(s: dict, path: Path, title: str, projection_sizes=(256, 4096)) -> Path:
+    """Three panels: throughput vs length for each value; the paper's figure 2 form
+    (throughput vs the swept parameter for the projection sizes); its figure 1 form (the
+    length needed to saturate the link vs the parameter)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.2))
+    sizes = sorted(map(int, s["points"][0]["throughput_MBps"]))
     for p in s["points"]:
-        sizes = sorted(map(int, p["throughput_MBps"]))
         a.plot(sizes, [p["throughput_MBps"][str(x)] for x in sizes], marker="o",
                label=f"{s['key']}={p['value']}")
-    a.set_xlabel("message length (bytes)")
-    a.set_ylabel("throughput (MB/s)")
-    a.set_title("throughput vs message length")
-    a.legend(fontsize=8)
-    a.grid(alpha=0.3)
+    _axes(a, "message length (bytes)", "throughput (MB/s)", "throughput vs message length")
     xs = [float(p["value"]) for p in s["points"]]
-    sizes = sorted(map(int, s["points"][0]["throughput_MBps"]))
-    for size in sorted({sizes[0], sizes[len(sizes) // 2], sizes[-1]}):
+    shown = [x for x in projection_sizes if x in sizes] or sorted({sizes[0], sizes[-1]})
+    for size in shown:
         b.plot(xs, [p["throughput_MBps"][str(size)] for p in s["points"]], marker="s",
-               label=f"{size} B")
-    b.set_xscale("log")
-    b.set_xticks(xs, [f"{x:g}" for x in xs])
-    b.minorticks_off()
-    b.set_xlabel(s["key"])
-    b.set_ylabel("throughput (MB/s)")
-    b.set_title("throughput vs " + s["key"])
-    b.legend(fontsize=8)
-    b.grid(alpha=0.3)
+               label=f"{size} B messages")
+    _parameter_axis(b, xs)
+    _axes(b, s["key"], "throughput (MB/s)", "throughput vs " + s["key"])
+    # points where even the longest length does not saturate the link sit above the top
+    top = max(sizes)
+    sat = [(x, p["saturating_length"]) for x, p in zip(xs, s["points"])]
+    c.plot([x for x, v in sat if v is not None], [v for x, v in sat if v is not None],
+           marker="D", label="shortest length at >= 95% of the link")
+    beyond = [x for x, v in sat if v is None]
+    if beyond:
+        c.plot(beyond, [top * 1.1] * len(beyond), linestyle="none", marker="^",
+               label=f"not saturated up to {top} B")
+    _parameter_axis(c, xs)
+    c.set_ylim(0, top * 1.2)
+    _axes(c, s["key"], "message length (bytes)", "length needed to saturate the link")
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _parameter_axis(ax, xs):
+    ax.set_xscale("log")
+    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.minorticks_off()
+
+
+def _axes(ax, xlabel, ylabel, title):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)

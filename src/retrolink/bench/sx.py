@@ -94,6 +94,7 @@ def measure_rates(machine, art, d) -> dict:
 
 def machine_parameters(m: Machine) -> dict:
     return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
+            "cpu_mips_per_node": m.cluster.cpu_mips_per_node,
             "device": m.device.model_dump(), "link": m.link.model_dump()}
 
 
@@ -120,7 +121,8 @@ def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
         r = measure_latency_and_throughput(machine, art, d, d["sizes"])
         points.append({"value": v, "throughput_MBps": r["throughput_MBps"],
                        "latency_us": r["latency_us"],
-                       "saturating_length": saturating_length(machine, r["throughput_MBps"])})
+                       "saturating_length": saturating_length(machine, r["throughput_MBps"]),
+                       "parameters": machine_parameters(machine)})
     return {"key": key, "points": points}
 
 
