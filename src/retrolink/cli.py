@@ -54,7 +54,10 @@ def cmd_push(args) -> int:
 def cmd_test(args) -> int:
     from .build import build_all
     build_all()
-    cmd = [sys.executable, "-m", "pytest", str(paths.REPO / "tests"), *args.pytest_args]
+    extra = [a for a in args.pytest_args if a != "--"]
+    # test paths given (e.g. tests/fabric): run those; otherwise the whole suite
+    chosen = [a for a in extra if not a.startswith("-") and (paths.REPO / a.split("::")[0]).exists()]
+    cmd = [sys.executable, "-m", "pytest", *([] if chosen else [str(paths.REPO / "tests")]), *extra]
     say("running the test suite: " + " ".join(cmd[2:]))
     return subprocess.call(cmd, cwd=paths.REPO)
 

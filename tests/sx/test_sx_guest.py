@@ -1,4 +1,8 @@
 """In-guest tests of the SX board, driver and libsx on the SURE-SX cluster."""
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from helpers import run_retrolink
@@ -70,3 +74,21 @@ def test_many_to_one_nothing_lost():
     assert "[node0] all-received" in r.stdout
     assert "[node1] RESULT send_throughput_MBps" in r.stdout
     assert "[node2] RESULT send_throughput_MBps" in r.stdout
+
+
+def test_boards_on_a_fibre_channel_switch():
+    """The same boards and driver over the fabric's switch topology (machines/sx-switch):
+    two senders share the switch's output to node 0; everything arrives, through the
+    switch's links."""
+    r = run_retrolink("run", "sx-switch", "--timeout", "300", "--", "sh", "-c",
+                      by_role(n0="sx_bench fanin --count 40 && echo all-received",
+                              n1="sx_bench stream --dst 0 --size 4096 --count 20",
+                              n2="sx_bench stream --dst 0 --size 4096 --count 20"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[node0] all-received" in r.stdout
+    run_dir = re.search(r"logs: (\S+)\)", r.stderr).group(1)
+    links = {l["name"]: l for l in json.loads((Path(run_dir) / "fabric-stats.json").read_text())["links"]}
+    # 20 messages in from each sender, 40 out to node 0 (confirmations go the other way)
+    assert links["switch:node1->switch"]["frames"] == 20
+    assert links["switch:node2->switch"]["frames"] == 20
+    assert links["switch:switch->node0"]["frames"] == 40
