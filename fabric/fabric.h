@@ -75,6 +75,11 @@ struct topology_ops {
     void (*event)(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg);
     /* least time from a frame being ready to its arrival anywhere (>= 1) */
     uint64_t (*min_latency)(struct fabric *f);
+    /* least time from one of the topology's own events (kind, arg) to an
+     * arrival it causes (>= 1); kind < 0: the least over all of them. NULL if
+     * that is always min_latency (a multi-hop topology's last hop is quicker
+     * than the whole path). */
+    uint64_t (*event_latency)(struct fabric *f, int kind, uint64_t arg);
     /* per-link counters as JSON objects (comma-separated, no brackets) */
     void (*stats)(struct fabric *f, FILE *out);
 };
@@ -131,6 +136,10 @@ void frame_free(struct frame *fr);
 /* topologies */
 extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops;
 const struct topology_ops *topology_by_name(const char *name);
+/* the least lookahead of any event: what a node's instruction time must not exceed */
+uint64_t topology_least_event_latency(struct fabric *f);
+/* the earliest time any pending event could make a frame arrive */
+uint64_t topology_earliest_caused_arrival(struct fabric *f);
 
 /* sync.c */
 /* The earliest ready time node n may give a frame: its promise, or a reaction

@@ -353,14 +353,15 @@ static void start_cluster(struct fabric *f)
     uint64_t *e = calloc(f->nnodes, sizeof(*e)), *a = calloc(f->nnodes, sizeof(*a));
 
     f->started = true;
-    uint64_t L = f->topo->min_latency(f);
+    uint64_t lookahead = topology_least_event_latency(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
-        if (n->kind == NODE_VM && n->granularity > L) {
+        if (n->kind == NODE_VM && n->granularity > lookahead) {
             /* with less lookahead than one instruction, no node could ever advance */
-            logf_("the topology's least latency (%llu ns) is shorter than node %u's "
-                  "instruction time (%llu ns): raise the link latency or the guest CPU "
-                  "speed (cluster.cpu_mips)", (unsigned long long)L, n->id,
+            logf_("the topology's least latency (%llu ns, last hop) is shorter than node "
+                  "%u's instruction time (%llu ns): raise the link latency "
+                  "(prop_ns, overhead_bytes) or the guest CPU speed (cluster.cpu_mips)",
+                  (unsigned long long)lookahead, n->id,
                   (unsigned long long)n->granularity);
             exit(2);
         }

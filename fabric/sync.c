@@ -8,9 +8,10 @@
  *
  * P: the node's promise; D: the earliest arrival already delivered to it that
  * its clock has not reached; R: its reaction time; L: the topology's least
- * latency; F: the fabric's earliest pending event plus L (an event at time t,
- * a frame becoming ready or a transmission starting, delivers nothing before
- * t + L; bounding by the event itself could stop every node at that instant).
+ * latency; F: the earliest arrival a pending event could cause (each event's
+ * time plus L, or less for a topology event nearer the arrival, such as a
+ * frame at a switch); bounding by the event itself could stop every node at
+ * that instant.
  * A shortest-path fixed point: E only decreases, so at most n rounds.
  */
 #include <stdlib.h>
@@ -30,8 +31,7 @@ static bool counts(const struct node *n)
 void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
 {
     uint64_t L = f->topo->min_latency(f);
-    const struct event *next = eq_peek(&f->queue);
-    uint64_t F = next ? sat_add(next->time, L) : NEVER;
+    uint64_t F = topology_earliest_caused_arrival(f);
 
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];

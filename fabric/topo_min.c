@@ -22,7 +22,7 @@
 
 #include "link_stats.h"
 
-enum { MIN_HEAD };            /* a packet's head reaches a switch's decision point */
+enum { MIN_HEAD };            /* a packet's head reaches a switch's input */
 
 struct min {
     uint64_t rate, prop, overhead, mtu, stage_delay, k, stages;
@@ -85,12 +85,12 @@ static uint64_t route(const struct min *m, uint64_t pos, uint32_t dst, uint64_t 
     return shuffled - shuffled % m->k + digit % m->k;
 }
 
-/* Put fr on link l at the first moment from now it is free; return that time. */
+/* Put fr on link l at the first moment from t it is free; return that time. */
 static uint64_t claim(struct fabric *f, struct min *m, uint64_t l, struct frame *fr,
-                      uint64_t now)
+                      uint64_t t)
 {
     struct link_stats *s = &m->stats[l];
-    uint64_t start = max64(now, m->free_at[l]);
+    uint64_t start = max64(t, m->free_at[l]);
 
     m->free_at[l] = start + wire_ns(m, fr->len);
     if (!s->name[0]) {
@@ -101,7 +101,7 @@ static uint64_t claim(struct fabric *f, struct min *m, uint64_t l, struct frame 
                      (unsigned long long)(l / m->ports - 1), (unsigned long long)(l % m->ports));
         }
     }
-    link_count(s, fr, start - now);
+    link_count(s, fr, start - t);
     return start;
 }
 
@@ -115,22 +115,25 @@ static void min_inject(struct fabric *f, struct frame *fr, uint64_t now)
     }
     uint64_t start = claim(f, m, fr->src, fr, now);
     fabric_trace(f, start, "start", fr);
-    fabric_schedule(f, start + m->prop + m->stage_delay, MIN_HEAD, fr, fr->src);
+    fabric_schedule(f, start + m->prop, MIN_HEAD, fr, fr->src);
 }
 
-/* arg: the column in the high 32 bits, the port the head came in on below */
+/*
+ * The head is at column j's input (arg: j in the high 32 bits, the port below);
+ * it asks for its output stage_delay_ns later. Heads are handled in the order
+ * they arrive, so every output serves its requests first come, first served.
+ */
 static void min_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
     struct min *m = f->topo_state;
     struct frame *fr = ptr;
     uint64_t j = arg >> 32, pos = route(m, arg & 0xffffffffu, fr->dst, j);
-    uint64_t start = claim(f, m, (j + 1) * m->ports + pos, fr, now);
+    uint64_t start = claim(f, m, (j + 1) * m->ports + pos, fr, now + m->stage_delay);
 
     if (j + 1 == m->stages) {
         fabric_deliver(f, fr, start + wire_ns(m, fr->len) + m->prop);
     } else {
-        fabric_schedule(f, start + m->prop + m->stage_delay, MIN_HEAD, fr,
-                        ((j + 1) << 32) | pos);
+        fabric_schedule(f, start + m->prop, MIN_HEAD, fr, ((j + 1) << 32) | pos);
     }
 }
 
@@ -138,6 +141,15 @@ static uint64_t min_min_latency(struct fabric *f)
 {
     struct min *m = f->topo_state;
     return max64(1, (m->stages + 1) * m->prop + m->stages * m->stage_delay + wire_ns(m, 0));
+}
+
+/* A head at column j's input still has stages - j switches and links to cross;
+ * the least is a head at the last column. */
+static uint64_t min_event_latency(struct fabric *f, int kind, uint64_t arg)
+{
+    struct min *m = f->topo_state;
+    uint64_t j = kind < 0 ? m->stages - 1 : arg >> 32;
+    return max64(1, (m->stages - j) * (m->stage_delay + m->prop) + wire_ns(m, 0));
 }
 
 /* only the links that carried something: a 256-port network has 1280 */
@@ -155,5 +167,5 @@ static void min_stats(struct fabric *f, FILE *out)
 
 const struct topology_ops topo_min_ops = {
     .name = "min", .configure = min_configure, .inject = min_inject, .event = min_event,
-    .min_latency = min_min_latency, .stats = min_stats,
+    .min_latency = min_min_latency, .event_latency = min_event_latency, .stats = min_stats,
 };

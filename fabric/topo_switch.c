@@ -156,6 +156,16 @@ static uint64_t sw_min_latency(struct fabric *f)
     return max64(1, 2 * (wire_ns(s, 0) + s->prop) + s->switch_delay);
 }
 
+/* A frame reaching the switch, or a switch output free to send, is one link
+ * from its arrival; a node's transmitter (credit back, link free) is the
+ * whole path away. */
+static uint64_t sw_event_latency(struct fabric *f, int kind, uint64_t arg)
+{
+    struct sw *s = f->topo_state;
+    bool node_side = (kind == SW_CREDIT || kind == SW_KICK) && arg < s->n;
+    return node_side ? sw_min_latency(f) : max64(1, wire_ns(s, 0) + s->prop);
+}
+
 static void sw_stats(struct fabric *f, FILE *out)
 {
     struct sw *s = f->topo_state;
@@ -166,5 +176,5 @@ static void sw_stats(struct fabric *f, FILE *out)
 
 const struct topology_ops topo_switch_ops = {
     .name = "switch", .configure = sw_configure, .inject = sw_inject, .event = sw_event,
-    .min_latency = sw_min_latency, .stats = sw_stats,
+    .min_latency = sw_min_latency, .event_latency = sw_event_latency, .stats = sw_stats,
 };

@@ -16,6 +16,35 @@ const struct topology_ops *topology_by_name(const char *name)
     return NULL;
 }
 
+uint64_t topology_least_event_latency(struct fabric *f)
+{
+    uint64_t L = f->topo->min_latency(f);
+    return f->topo->event_latency ? min64(L, f->topo->event_latency(f, -1, 0)) : L;
+}
+
+/*
+ * A frame being ready (a node's or a synthetic node's) arrives no sooner than
+ * min_latency later; a topology's own event may be nearer its arrival (a
+ * frame at a switch is one link from its node), so each one is asked. The
+ * queue is short (a few events per node), so a scan is cheap.
+ */
+uint64_t topology_earliest_caused_arrival(struct fabric *f)
+{
+    uint64_t L = f->topo->min_latency(f);
+    const struct event *next = eq_peek(&f->queue);
+
+    if (!f->topo->event_latency) {
+        return next ? sat_add(next->time, L) : NEVER;
+    }
+    uint64_t earliest = NEVER;
+    for (size_t i = 0; i < f->queue.n; i++) {
+        const struct event *ev = &f->queue.ev[i];
+        uint64_t lat = ev->kind == EV_TOPO ? f->topo->event_latency(f, ev->topo_kind, ev->arg) : L;
+        earliest = min64(earliest, sat_add(ev->time, min64(lat, L)));
+    }
+    return earliest;
+}
+
 int topo_param(char **keys, char **vals, int n, bool *used, const char *key, bool required,
                uint64_t *out, char *err, size_t errlen)
 {

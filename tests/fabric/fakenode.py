@@ -51,6 +51,8 @@ class FakeNode:
         while True:
             m = self.recv()
             if m["type"] == wire.GRANT:
+                # a grant is a promise about the past too: it never goes back
+                assert self.grant is None or m["time"] >= self.grant, (m["time"], self.grant)
                 self.grant = m["time"]
                 return m["time"]
             if m["type"] == wire.ERROR:

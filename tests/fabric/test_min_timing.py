@@ -58,3 +58,24 @@ def test_too_few_ports_for_the_nodes_is_a_config_error(fabric):
     f = fabric("nodes 5\ntopology min k=2 stages=2 rate=1000 stage_delay_ns=1\n")
     assert f.proc.wait(timeout=10) == 2
     assert "k^stages ports" in f.log.read_text()
+
+
+def test_a_head_in_the_last_column_bounds_the_grants(fabric):
+    # An empty packet from 0 to 1: its head reaches column 1 at 250 and arrives at 500.
+    # Node 0 promises 250, so that event stays pending; node 1 is granted exactly to the
+    # arrival (250 + one column), not to 250 + the whole path (750).
+    f = fabric(f"nodes 4\n{SMALL}\n")
+    n = [FakeNode(f.sock, i) for i in range(4)]
+    for x in n:
+        x.welcome()
+    n[2].report(0, NEVER)
+    n[3].report(0, NEVER)
+    n[0].send(0, 1, b"")
+    n[0].report(0, 250)
+    assert n[1].sync(0, NEVER) == 500
+    while n[0].grant < 250:  # node 0 may not report 250 before it is granted that far
+        n[0].wait_grant()
+    n[0].report(250, NEVER)
+    while not n[1].delivered:
+        n[1].sync(n[1].grant, NEVER)
+    assert n[1].delivered[0]["time"] == 500

@@ -80,3 +80,27 @@ def test_oversize_frame_is_dropped_and_counted(fabric):
     f.proc.wait(timeout=10)
     assert "oversize" in f.log.read_text()
     assert json.loads(f.stats.read_text())["drops"]["oversize"] == 1
+
+
+def test_a_pending_switch_event_bounds_the_grants_by_its_last_hop(fabric):
+    # Node 0's frame (empty: 360 ns on a link) reaches the switch at 1860 = 360 + 1000 +
+    # 500, and node 0 keeps promising it may send at 1860, so that event stays pending.
+    # It arrives at node 1 one link later, 1860 + 360 + 1000 = 3220, which is shorter than
+    # the whole path (L = 3220 from ready, 5080 from the event): node 1 may be granted up
+    # to the arrival, not past it.
+    f = fabric("nodes 2\n" + SWITCH.format(credit=1))
+    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
+    a.welcome(), b.welcome()
+    a.send(0, 1, b"")
+    a.report(0, 1860)
+    assert b.sync(0, NEVER) == 3220
+    while a.grant < 1860:  # node 0 may not report 1860 before it is granted that far
+        a.wait_grant()
+    a.report(1860, NEVER)
+    while not b.delivered:
+        b.sync(b.grant, NEVER)
+    assert b.delivered[0]["time"] == 3220
+    a.s.sendall(wire.bye(0, 3220))
+    b.s.sendall(wire.bye(1, 3220))
+    f.proc.wait(timeout=10)
+    assert json.loads(f.stats.read_text())["causality_violations"] == 0
