@@ -37,6 +37,7 @@ struct RlLink {
     uint64_t violations;
     uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
     uint64_t reaction;       /* as said in HELLO */
+    uint64_t armed_at;       /* virtual time when the sync timer was last armed */
     bool debug;              /* RETROLINK_LINK_DEBUG=1: log every sync to stderr */
     bool up;
     Notifier exit_notifier;
@@ -166,6 +167,7 @@ static void rl_arm(RlLink *l)
     } else {
         timer_mod_ns(l->sync_timer, l->grant);
     }
+    l->armed_at = rl_now();
 }
 
 static void rl_bye(RlLink *l)
@@ -195,6 +197,12 @@ static void rl_sync_cb(void *opaque)
     if (qemu_shutdown_requested_get() || l->stopping) {
         rl_bye(l);      /* the guest powered off: leave now, not at exit */
         return;
+    }
+    if (now > l->grant + l->granularity - 1) {
+        /* the fabric will refuse this SYNC: say what we know of how it happened */
+        error_report("retrolink node %u: sync point at %" PRIu64 " is past the grant %"
+                     PRIu64 " (timer armed at %" PRIu64 ", cpu idle now: %d)", l->node,
+                     now, l->grant, l->armed_at, first_cpu && cpu_thread_is_idle(first_cpu));
     }
     uint64_t guest = now;
     if (first_cpu && cpu_thread_is_idle(first_cpu)) {

@@ -72,13 +72,43 @@ def fetch_and_verify(pin: dict, log: Path) -> Path:
     return dscs[0]
 
 
+PATCHES = paths.QEMU_DEVICES / "patches"
+PATCH_STAMP = "retrolink-patches.sha256"
+
+
+def our_patches() -> list[Path]:
+    return sorted(PATCHES.glob("*.patch"))
+
+
+def patches_digest() -> str:
+    """One hash over our patches' names and contents: the tree must match it."""
+    h = hashlib.sha256()
+    for p in our_patches():
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def extract(dsc: Path, tree: Path, log: Path) -> None:
-    """dpkg-source -x applies Debian's patch series (hashes were checked above)."""
+    """dpkg-source -x applies Debian's patch series (hashes were checked above), then
+    ours from qemu-devices/patches/ (fixes to QEMU itself, each explaining why)."""
     tmp = tree.with_name(tree.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     with step("unpacking QEMU source and Debian's patches"):
         run_logged(["dpkg-source", "--no-check", "-x", dsc, tmp], log)
+    for p in our_patches():
+        try:
+            run_logged(["patch", "-p1", "--batch", "--forward", "-d", tmp, "-i", p], log)
+        except StepFailed as e:
+            raise StepFailed(f"{p.name} does not apply to QEMU {tree.parent.name}: "
+                             f"rebase it on that source (see {log})") from e
+    (tmp / PATCH_STAMP).write_text(patches_digest())
     tmp.rename(tree)
+
+
+def tree_is_current(tree: Path) -> bool:
+    stamp = tree / PATCH_STAMP
+    return (tree / "VERSION").exists() and stamp.exists() and \
+        stamp.read_text() == patches_digest()
 
 
 def apply_overlay(tree: Path, pin: dict) -> None:
@@ -126,7 +156,13 @@ def build_qemu(log: Path) -> Path:
     pin = load_pin()
     root = qemu_root(pin)
     tree, build = root / "src", root / "build"
-    if not (tree / "VERSION").exists():
+    if not tree_is_current(tree):
+        if tree.exists():
+            # unpacked files keep their archive times, so ninja would not see the
+            # change: start the tree and the build over (one full build)
+            say("QEMU patches in qemu-devices/patches/ changed: unpacking QEMU again")
+            shutil.rmtree(tree)
+            shutil.rmtree(build, ignore_errors=True)
         dsc = fetch_and_verify(pin, log)
         root.mkdir(parents=True, exist_ok=True)
         extract(dsc, tree, log)

@@ -22,3 +22,39 @@ def test_plot_is_a_png(tmp_path):
 def test_plot_names_carry_the_fixed_settings():
     assert _file_name("sx-sweep-sxm.mips-link.rate=125MB/s.png") == \
         "sx-sweep-sxm_mips-link_rate_125MB_s.png"
+
+
+def test_a_failed_sweep_point_keeps_the_points_before_it(tmp_path, monkeypatch, capsys):
+    """The second point fails: the first is still printed, plotted and in the JSON."""
+    import json
+
+    import pytest
+
+    from retrolink import build, paths
+    from retrolink.bench import sx
+    from retrolink.cli import make_parser
+    from retrolink.progress import StepFailed
+
+    calls = []
+
+    def measure(machine, art, d, sizes):
+        calls.append(machine.device.sxm.mips)
+        if len(calls) == 2:
+            raise StepFailed("node0: command exited with status 1")
+        return {"latency_us": {str(s): 100.0 for s in sizes},
+                "throughput_MBps": {str(s): 1.0 for s in sizes}}
+
+    monkeypatch.setattr(build, "build_all", lambda: None)
+    monkeypatch.setattr(sx, "measure_latency_and_throughput", measure)
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    out = tmp_path / "r.json"
+    args = make_parser().parse_args(["bench", "sx", "--quick", "--sweep", "sxm.mips=1.9,20,100",
+                                     "--json", str(out)])
+    with pytest.raises(StepFailed, match="sweep stopped at sxm.mips=20"):
+        args.func(args)
+    assert len(calls) == 2
+    result = json.loads(out.read_text())
+    assert [p["value"] for p in result["sweeps"][0]["points"]] == [1.9]
+    assert "sxm.mips=20" in result["incomplete"]
+    assert "1.9" in capsys.readouterr().out
+    assert list((tmp_path / "results").glob("sx-sweep-sxm_mips*.png"))

@@ -24,6 +24,18 @@ def test_built_qemu_is_the_pinned_version(artifacts):
     assert artifacts.qemu == qemu_build.qemu_binary(pin)
 
 
+def test_built_qemu_tree_carries_our_patches(artifacts):
+    """Every qemu-devices/patches/*.patch is in the tree the binary was built from."""
+    import subprocess
+    tree = qemu_build.qemu_root() / "src"
+    assert qemu_build.our_patches(), "no patches found: the glob or the folder moved"
+    for p in qemu_build.our_patches():
+        r = subprocess.run(["patch", "-p1", "-R", "--dry-run", "--batch", "-d", tree, "-i", p],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"{p.name} is not applied:\n{r.stdout}"
+    assert qemu_build.tree_is_current(tree)
+
+
 def test_overlay_on_a_clean_tree(tmp_path):
     """apply_overlay on pristine hw/ files adds exactly our hooks, idempotently."""
     pin = qemu_build.load_pin()

@@ -44,24 +44,42 @@ def bench_main(args) -> int:
     if sweeps:
         result["sweeps"] = []
         for key, values in sweeps:
-            s = sx.run_sweep(args.machine, overrides, art, args.quick, key, values)
-            print(report.sweep_table(s), flush=True)
-            fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
-            png = out_dir / _file_name(f"sx-sweep-{key}{fixed}.png")
-            setting = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-            report.sweep_plot(s, png, f"SURE-SX: sweep of {key}"
-                              + (f" ({setting})" if setting else ""),
-                              sx.load_definition(False)["sweep"]["projection_sizes"])
-            say(f"plot: {png}")
+            try:
+                s = sx.run_sweep(args.machine, overrides, art, args.quick, key, values)
+            except sx.SweepStopped as e:
+                # keep what was measured: the table, the plot and the JSON of the
+                # points before the failure, then report the failure
+                if e.partial["points"]:
+                    _report_sweep(e.partial, overrides, out_dir)
+                    result["sweeps"].append(e.partial)
+                result["incomplete"] = str(e)
+                _write_json(args, result, time.monotonic() - start)
+                raise
+            _report_sweep(s, overrides, out_dir)
             result["sweeps"].append(s)
     else:
         say(f"SURE-SX benchmarks on {args.machine} (boots the cluster 3 times)")
         result = sx.run_sx(args.machine, overrides, art, args.quick)
         print(report.sx_table(result), flush=True)
-    wall = time.monotonic() - start
+    _write_json(args, result, time.monotonic() - start)
+    return 0
+
+
+def _report_sweep(s: dict, overrides: dict, out_dir: Path) -> None:
+    from . import report, sx
+    print(report.sweep_table(s), flush=True)
+    key = s["key"]
+    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
+    png = out_dir / _file_name(f"sx-sweep-{key}{fixed}.png")
+    setting = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    report.sweep_plot(s, png, f"SURE-SX: sweep of {key}" + (f" ({setting})" if setting else ""),
+                      sx.load_definition(False)["sweep"]["projection_sizes"])
+    say(f"plot: {png}")
+
+
+def _write_json(args, result: dict, wall: float) -> None:
     say(f"host wall time: {wall:.1f} s")
     if args.json:
         result["host_wall_s"] = round(wall, 1)
         Path(args.json).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
         say(f"results: {args.json}")
-    return 0

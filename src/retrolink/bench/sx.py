@@ -110,6 +110,14 @@ def run_sx(machine_name: str, overrides: dict, art: Artifacts, quick: bool) -> d
     return out
 
 
+class SweepStopped(StepFailed):
+    """A sweep point failed; `partial` holds the points measured before it."""
+
+    def __init__(self, partial: dict, point: str, cause: StepFailed):
+        super().__init__(f"sweep stopped at {point}: {cause}")
+        self.partial = partial
+
+
 def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
               key: str, values: list) -> dict:
     """Throughput vs message length for each value of one parameter."""
@@ -118,7 +126,10 @@ def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
     for v in values:
         machine = load_machine(machine_name or d["machine"], {**overrides, key: v})
         say(f"sweep {key}={v}")
-        r = measure_latency_and_throughput(machine, art, d, d["sizes"])
+        try:
+            r = measure_latency_and_throughput(machine, art, d, d["sizes"])
+        except StepFailed as e:
+            raise SweepStopped({"key": key, "points": points}, f"{key}={v}", e) from e
         points.append({"value": v, "throughput_MBps": r["throughput_MBps"],
                        "latency_us": r["latency_us"],
                        "saturating_length": saturating_length(machine, r["throughput_MBps"]),
