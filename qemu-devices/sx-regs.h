@@ -38,10 +38,12 @@
 #define SX_REG_TX_ERRORS        0x48  /* RO  sends completed with an error */
 #define SX_REG_BAD_DOORBELLS    0x4c  /* RO  doorbells rejected (bad slot/busy/disabled) */
 
-#define SX_CTRL_ENABLE          (1u << 0)   /* accept doorbells and messages */
+#define SX_CTRL_ENABLE          (1u << 0)   /* start the SXM: doorbells and messages once
+                                               * SX_STATUS_READY is set */
 #define SX_CTRL_RESET           (1u << 1)   /* write 1: reset board state (self-clearing) */
 
 #define SX_STATUS_LINK_UP       (1u << 0)   /* connected to the ring */
+#define SX_STATUS_READY         (1u << 1)   /* enabled and started (start-us after ENABLE) */
 
 #define SX_IRQ_RX               (1u << 0)   /* a message is in an rx slot */
 #define SX_IRQ_TXDONE           (1u << 1)   /* a tx completion is queued */
@@ -64,7 +66,7 @@
 #define SX_ERR_LINK_DOWN        3   /* destination unreachable, or went down before confirming */
 #define SX_ERR_SLOT             4   /* doorbell for a slot out of range */
 #define SX_ERR_BUSY             5   /* doorbell for a slot already being sent */
-#define SX_ERR_DISABLED         6   /* doorbell while SX_CTRL_ENABLE is clear */
+#define SX_ERR_DISABLED         6   /* doorbell while SX_STATUS_READY is clear */
 #define SX_ERR_RX_SLOT          7   /* RX_RELEASE of a slot that is not held by the host */
 
 /* BAR2 message window layout */

@@ -90,15 +90,17 @@ struct SxState {
     uint64_t send_insns, recv_insns, confirm_insns;
     uint32_t confirm_bytes;
     uint64_t confirm_timeout_us;
+    uint64_t start_us;
     uint32_t bus_channels;
     uint64_t bus_rate;
 
     /* derived timing, ns */
     double sxm_mips;
-    uint64_t send_ns, recv_ns, confirm_ns;
+    uint64_t send_ns, recv_ns, confirm_ns, start_ns;
 
     /* guest-visible state (VMState) */
     uint32_t ctrl, irq_status, irq_mask, error;
+    uint64_t ready_at;                  /* the SXM has started (valid while enabled) */
     uint32_t peers_up;
     uint32_t tx_msgs, rx_msgs, tx_errors, bad_doorbells;
     uint32_t tx_state[SX_TX_SLOTS];
@@ -199,6 +201,12 @@ static bool sx_peer_up(SxState *s, uint32_t peer)
 static uint64_t sx_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* Enabled and started: takes doorbells and messages. */
+static bool sx_ready(SxState *s)
+{
+    return (s->ctrl & SX_CTRL_ENABLE) && sx_now() >= s->ready_at;
 }
 
 static uint64_t sx_insns_ns(SxState *s, uint64_t insns)
@@ -305,8 +313,8 @@ static void sx_cpu_done(SxState *s, SxJob *job)
 static void sx_arrive(SxState *s, SxMsg *m)
 {
     if (m->wire.type == SX_WIRE_MSG) {
-        if (!(s->ctrl & SX_CTRL_ENABLE)) {
-            g_free(m);          /* board disabled: no confirmation, the sender times out */
+        if (!sx_ready(s)) {
+            g_free(m);          /* board not started: no confirmation, the sender times out */
             return;
         }
         sx_cpu_job(s, SX_JOB_RECV, SX_TX_SLOTS, m, s->recv_ns);
@@ -407,12 +415,20 @@ static void sx_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 
 /*
  * The earliest time a frame could leave this board if none arrived: every
- * pending pipeline stage's lower bound, and a doorbell at guest_ns.
+ * pending pipeline stage's lower bound, and a doorbell at guest_ns, which is
+ * accepted only once the SXM has started: a board not yet enabled promises
+ * start_ns more, which lets the nodes boot with long grants.
  */
 static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
 {
     SxState *s = opaque;
-    uint64_t p = guest_ns == RL_TIME_NEVER ? RL_TIME_NEVER : guest_ns + s->send_ns;
+    uint64_t doorbell = guest_ns;
+
+    if (guest_ns != RL_TIME_NEVER) {
+        doorbell = s->ctrl & SX_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
+                                            : guest_ns + s->start_ns;
+    }
+    uint64_t p = doorbell == RL_TIME_NEVER ? RL_TIME_NEVER : doorbell + s->send_ns;
 
     if (!g_queue_is_empty(&s->waiting)) {
         p = MIN(p, guest_ns);           /* an RX_RELEASE lets a confirmation go */
@@ -449,7 +465,7 @@ static void sx_doorbell(SxState *s, uint32_t slot)
         sx_bad_doorbell(s, SX_ERR_SLOT);
         return;
     }
-    if (!(s->ctrl & SX_CTRL_ENABLE)) {
+    if (!sx_ready(s)) {
         sx_bad_doorbell(s, SX_ERR_DISABLED);
         return;
     }
@@ -551,7 +567,9 @@ static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case SX_REG_NODE_ID: return s->node;
     case SX_REG_NUM_NODES: return s->nodes;
     case SX_REG_CTRL: return s->ctrl;
-    case SX_REG_STATUS: return s->link && rl_link_is_up(s->link) ? SX_STATUS_LINK_UP : 0;
+    case SX_REG_STATUS:
+        return (s->link && rl_link_is_up(s->link) ? SX_STATUS_LINK_UP : 0) |
+               (sx_ready(s) ? SX_STATUS_READY : 0);
     case SX_REG_IRQ_STATUS: return s->irq_status;
     case SX_REG_IRQ_MASK: return s->irq_mask;
     case SX_REG_TX_COMPLETE:
@@ -583,6 +601,10 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         if (val & SX_CTRL_RESET) {
             sx_board_reset(s);
         } else {
+            if ((val & SX_CTRL_ENABLE) && !(s->ctrl & SX_CTRL_ENABLE)) {
+                /* the SXM boots its firmware and joins the ring */
+                s->ready_at = sx_now() + s->start_ns;
+            }
             s->ctrl = val & SX_CTRL_ENABLE;
         }
         break;
@@ -644,6 +666,11 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     s->send_ns = sx_insns_ns(s, s->send_insns);
     s->recv_ns = sx_insns_ns(s, s->recv_insns);
     s->confirm_ns = sx_insns_ns(s, s->confirm_insns);
+    if (s->start_us > 60 * 1000 * 1000) {
+        error_setg(errp, "retrolink-sx: start-us must be at most 60 s");
+        return;
+    }
+    s->start_ns = s->start_us * 1000;
     s->bus.n = s->bus_channels;
     g_queue_init(&s->waiting);
 
@@ -712,11 +739,12 @@ static void sx_reset(DeviceState *dev)
 
 static const VMStateDescription vmstate_sx = {
     .name = TYPE_RETROLINK_SX,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, SxState),
         VMSTATE_UINT32(ctrl, SxState),
+        VMSTATE_UINT64(ready_at, SxState),
         VMSTATE_UINT32(irq_status, SxState),
         VMSTATE_UINT32(irq_mask, SxState),
         VMSTATE_UINT32(error, SxState),
@@ -749,6 +777,7 @@ static const Property sx_properties[] = {
     DEFINE_PROP_UINT64("fw-confirm-insns", SxState, confirm_insns, 0),
     DEFINE_PROP_UINT32("confirm-bytes", SxState, confirm_bytes, 16),
     DEFINE_PROP_UINT64("confirm-timeout-us", SxState, confirm_timeout_us, 100000),
+    DEFINE_PROP_UINT64("start-us", SxState, start_us, 25000),
     DEFINE_PROP_UINT32("bus-channels", SxState, bus_channels, 4),
     DEFINE_PROP_UINT64("bus-channel-rate", SxState, bus_rate, 10000000),
 };

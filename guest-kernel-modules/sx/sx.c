@@ -19,12 +19,16 @@
 #include <linux/wait.h>
 #include <linux/idr.h>
 #include <linux/io.h>
+#include <linux/iopoll.h>
 #include <linux/mm.h>
 
 #include "sx-regs.h"
 #include "sx_uapi.h"
 
 #define DRV_NAME "sx"
+/* the board starts within its start-us (at most 60 s, machine.py); poll every 1 ms */
+#define SX_START_POLL_US	1000
+#define SX_START_TIMEOUT_US	(61 * USEC_PER_SEC)
 
 struct sx_txslot {
 	bool busy;		/* a send in flight, or a completion not yet reaped */
@@ -501,6 +505,7 @@ ATTRIBUTE_GROUPS(sx);
 static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct sx_dev *sx;
+	u32 status;
 	int ret;
 
 	sx = devm_kzalloc(&pdev->dev, sizeof(*sx), GFP_KERNEL);
@@ -555,6 +560,14 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	iowrite32(SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK,
 		  sx->regs + SX_REG_IRQ_MASK);
 	iowrite32(SX_CTRL_ENABLE, sx->regs + SX_REG_CTRL);
+	/* the SXM starts its firmware and joins the ring (the board's start-us) */
+	ret = readl_poll_timeout(sx->regs + SX_REG_STATUS, status, status & SX_STATUS_READY,
+				 SX_START_POLL_US, SX_START_TIMEOUT_US);
+	if (ret) {
+		dev_err(&pdev->dev, "the SXM did not start within %ld s\n",
+			SX_START_TIMEOUT_US / USEC_PER_SEC);
+		goto err_ida;
+	}
 	ret = misc_register(&sx->misc);
 	if (ret)
 		goto err_ida;

@@ -93,6 +93,10 @@ class SxmParams(Strict):
     confirm_insns: int = Field(default=0, ge=0, le=10**9)      # our choice: hardware
     confirm_bytes: int = Field(default=16, ge=1, le=4096)      # our choice
     confirm_timeout_us: int = Field(default=100000, ge=1)      # our choice
+    # our choice: firmware start and ring insertion after the driver enables the board,
+    # of the order of an FDDI station joining the ring; until then the board cannot
+    # send, so the nodes boot in lock-step with grants this long
+    start_us: int = Field(default=25000, ge=0, le=60_000_000)
 
 
 class PmBusParams(Strict):
@@ -120,7 +124,7 @@ class SxDevice(Strict):
             "sxm-mips": repr(float(self.sxm.mips)),
             "fw-send-insns": self.sxm.send_insns, "fw-recv-insns": self.sxm.recv_insns,
             "fw-confirm-insns": self.sxm.confirm_insns, "confirm-bytes": self.sxm.confirm_bytes,
-            "confirm-timeout-us": self.sxm.confirm_timeout_us,
+            "confirm-timeout-us": self.sxm.confirm_timeout_us, "start-us": self.sxm.start_us,
             "bus-channels": self.pm_bus.channels, "bus-channel-rate": self.pm_bus.channel_rate,
         }
         return "retrolink-sx," + ",".join(f"{k}={v}" for k, v in props.items())

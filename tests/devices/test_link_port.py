@@ -14,7 +14,7 @@ from sx_regs import R
 REGS, WIN = 0xC0000000, 0xC1000000
 NEVER = wire.NEVER
 # SXM at 1 MIPS: 100 instructions = 100 us; bus 10 MB/s: 64 bytes = 6400 ns
-PROPS = "sxm-mips=1,fw-send-insns=50,fw-recv-insns=100,bus-channel-rate=10000000"
+PROPS = "sxm-mips=1,fw-send-insns=50,fw-recv-insns=100,bus-channel-rate=10000000,start-us=0"
 SEND_NS, RECV_NS, BUS_64_NS = 50_000, 100_000, 6_400
 
 
@@ -126,3 +126,24 @@ def test_send_leaves_after_bus_and_firmware_and_completes_at_the_confirmation(
     until(q, confirm_at)
     done = q.readl(REGS + R.SX_REG_TX_COMPLETE)
     assert done == R.SX_TXC_VALID | 2            # slot 2, status SX_ERR_NONE
+
+
+def test_a_board_promises_no_frame_before_its_sxm_has_started(artifacts, tmp_path, cleanup):
+    """Not enabled: no frame before now + start-us + send firmware; enabled at t: none
+    before t + start-us + send firmware. This is what lets nodes boot with long grants."""
+    grants = iter([2_000_000, NEVER])
+    fabric = FakeFabric(tmp_path / "fabric.sock", 2, 1_000_000,
+                        lambda m: [wire.grant(0, next(grants))])
+    props = PROPS.replace("start-us=0", "start-us=5000")
+    q = Qtest(artifacts.qemu, ["-device", f"retrolink-sx,node=0,fabric={tmp_path / 'fabric.sock'},"
+                               + props], tmp_path / "qemu.log")
+    cleanup((fabric, q))
+    dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
+    q.map_bars(dev, {0: REGS, 2: WIN})
+    until(q, 1_500_000)                     # the first sync point, at 1 ms, was before this
+    q.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+    until(q, 3_000_000)
+    syncs = fabric.of_type(wire.SYNC)
+    assert [m["time"] for m in syncs] == [1_000_000, 2_000_000]
+    assert syncs[0]["promise"] == 1_000_000 + 5_000_000 + SEND_NS
+    assert syncs[1]["promise"] == 1_500_000 + 5_000_000 + SEND_NS

@@ -10,7 +10,7 @@ REGS, WIN = 0xC0000000, 0xC1000000
 
 @pytest.fixture
 def board(artifacts, tmp_path):
-    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx"], tmp_path / "qemu.log")
+    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx,start-us=0"], tmp_path / "qemu.log")
     dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
     q.map_bars(dev, {0: REGS, 2: WIN})
     yield q
@@ -103,6 +103,28 @@ def test_reset_clears_state(board):
     board.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_RESET)
     assert reg(board, R.SX_REG_CTRL) == 0 and reg(board, R.SX_REG_IRQ_STATUS) == 0
     assert reg(board, R.SX_REG_TX_COMPLETE) == 0
+
+
+def test_doorbells_wait_for_the_sxm_to_start(artifacts, tmp_path):
+    """ENABLE starts the SXM: READY and doorbells come exactly start-us later."""
+    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx,start-us=250"], tmp_path / "qemu.log")
+    try:
+        dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
+        q.map_bars(dev, {0: REGS, 2: WIN})
+        t0 = q.clock_set(1_000_000)
+        q.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+        assert reg(q, R.SX_REG_STATUS) & R.SX_STATUS_READY == 0
+        q.writel(REGS + R.SX_REG_TX_DOORBELL, 0)
+        assert reg(q, R.SX_REG_ERROR) == R.SX_ERR_DISABLED
+        q.clock_set(t0 + 250_000 - 1)
+        assert reg(q, R.SX_REG_STATUS) & R.SX_STATUS_READY == 0
+        q.clock_set(t0 + 250_000)
+        assert reg(q, R.SX_REG_STATUS) & R.SX_STATUS_READY
+        q.writel(REGS + R.SX_REG_TX_DOORBELL, R.SX_TX_SLOTS)
+        assert reg(q, R.SX_REG_ERROR) == R.SX_ERR_SLOT       # past the start check now
+        assert reg(q, R.SX_REG_BAD_DOORBELLS) == 2
+    finally:
+        q.close()
 
 
 def test_bad_property_values_are_refused(artifacts, tmp_path):
