@@ -1,6 +1,5 @@
 """The retrolink command: build, run, up, test, demo, bench."""
 import argparse
-import shlex
 import subprocess
 import sys
 
@@ -22,13 +21,13 @@ def cmd_build(args) -> int:
 
 def cmd_run(args) -> int:
     from .build import build_all
-    from .runner import run_command
+    from .runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
     if not args.command:
         raise MachineError("nothing to run: give a command after --, e.g. "
                            f"retrolink run {args.machine} -- uname -a")
     art = build_all()
-    script = shlex.join(args.command)
+    script = guest_script(args.command)
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
                          trace=args.trace)
     return 0 if result.ok else 1

@@ -1,4 +1,5 @@
 """`retrolink run`: one command on the nodes of a cluster, output prefixed per node."""
+import shlex
 import sys
 
 from .cluster import Cluster, RunResult, new_run_dir
@@ -21,6 +22,13 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
         return cluster.wait(timeout_s or (c.boot_timeout_s + c.run_timeout_s))
     finally:
         cluster.stop()
+
+
+def guest_script(words: list[str]) -> str:
+    """The shell line a node runs for `retrolink run -- WORDS`. As with ssh, one word is a
+    shell command line ('dmesg | tail'); several words are a command and its arguments,
+    passed through unchanged."""
+    return words[0] if len(words) == 1 else shlex.join(words)
 
 
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,

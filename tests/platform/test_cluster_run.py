@@ -16,6 +16,12 @@ def test_command_with_arguments_runs_on_every_node():
     assert lines == ["[node0] a  b", "[node0] node=0", "[node1] a  b", "[node1] node=1"]
 
 
+def test_one_argument_is_a_shell_command_line():
+    r = run_retrolink("run", "plain", "--node", "0", "--", "echo one two | wc -w")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[node0] 2"]
+
+
 def test_failing_command_fails_the_run_and_names_the_node():
     r = run_retrolink("run", "plain", "--", "sh", "-c", '[ "$RETROLINK_NODE" = 0 ] || exit 3')
     assert r.returncode == 1
