@@ -6,7 +6,9 @@
  * station to the next. A station with frames seizes it when it arrives,
  * transmits frames back to back (each ceil((len + overhead) / rate)) while its
  * token holding time lasts (thtt_ns; 0 = one frame per visit), and releases it
- * when its last frame ends (early token release). A frame reaches station d
+ * when its last frame ends (early token release). As in FDDI, a frame the
+ * holder queues while it transmits still goes out in this visit if the holding
+ * time has not run out when the frame before it ends. A frame reaches station d
  * from station s after its transmission plus ((d - s) mod N) station delays.
  *
  * An idle ring costs nothing: the token's position is computed from where and
@@ -26,7 +28,11 @@ struct ring {
     uint32_t released_at_station;
     uint64_t released_at;     /* the token left that station then */
     bool busy;
+    uint32_t holder;          /* while busy: the transmitting station */
+    uint64_t seized_at;       /* while busy: when it took the token */
+    uint64_t tx_end;          /* while busy: when its last frame so far ends */
     uint64_t gen;             /* invalidates seizure events planned before a change */
+    uint64_t release_gen;     /* invalidates a release moved later by another frame */
     struct frame_fifo *queue;
     struct link_stats *stats;
 };
@@ -98,12 +104,41 @@ static void plan_seizure(struct fabric *f, struct ring *r, uint64_t now)
     }
 }
 
+/* Put one frame of the token holder on the ring at `at`; returns when it ends. */
+static uint64_t transmit(struct fabric *f, struct ring *r, struct frame *fr, uint64_t at)
+{
+    uint64_t tx = bytes_ns(fr->len + r->overhead, r->rate);
+    uint64_t hops = (fr->dst + r->n - fr->src) % r->n;
+
+    link_count(&r->stats[fr->src], fr, at - fr->ready);
+    fabric_trace(f, at, "start", fr);
+    fabric_deliver(f, fr, at + tx + hops * r->station_delay);
+    return at + tx;
+}
+
+static bool may_send_another(const struct ring *r)
+{
+    return r->thtt && r->tx_end - r->seized_at < r->thtt;
+}
+
+static void plan_release(struct fabric *f, struct ring *r)
+{
+    r->release_gen++;
+    fabric_schedule(f, r->tx_end, RING_RELEASE, NULL, (r->release_gen << 16) | r->holder);
+}
+
 static void ring_inject(struct fabric *f, struct frame *fr, uint64_t now)
 {
     struct ring *r = f->topo_state;
 
     if (fr->len > r->mtu) {
         fabric_drop(f, fr, "oversize");
+        return;
+    }
+    if (r->busy && fr->src == r->holder && !r->queue[fr->src].n && may_send_another(r)) {
+        /* the holder is still transmitting (tx_end >= now): this frame follows */
+        r->tx_end = transmit(f, r, fr, r->tx_end);
+        plan_release(f, r);
         return;
     }
     fifo_push(&r->queue[fr->src], fr);
@@ -114,19 +149,14 @@ static void ring_inject(struct fabric *f, struct frame *fr, uint64_t now)
 
 static void seize(struct fabric *f, struct ring *r, uint32_t s, uint64_t now)
 {
-    uint64_t cursor = now;
-
     r->busy = true;
+    r->holder = s;
+    r->seized_at = now;
+    r->tx_end = now;
     do {
-        struct frame *fr = fifo_pop(&r->queue[s]);
-        uint64_t tx = bytes_ns(fr->len + r->overhead, r->rate);
-        uint64_t hops = (fr->dst + r->n - s) % r->n;
-        link_count(&r->stats[s], fr, cursor - fr->ready);
-        fabric_trace(f, cursor, "start", fr);
-        fabric_deliver(f, fr, cursor + tx + hops * r->station_delay);
-        cursor += tx;
-    } while (r->queue[s].n && r->thtt && cursor - now < r->thtt);
-    fabric_schedule(f, cursor, RING_RELEASE, NULL, s);
+        r->tx_end = transmit(f, r, fifo_pop(&r->queue[s]), r->tx_end);
+    } while (r->queue[s].n && may_send_another(r));
+    plan_release(f, r);
 }
 
 static void ring_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
@@ -138,9 +168,9 @@ static void ring_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint
         if ((arg >> 16) == (r->gen & 0xffffffffffffull) && !r->busy) {
             seize(f, r, arg & 0xffff, now);
         }
-    } else {
+    } else if ((arg >> 16) == (r->release_gen & 0xffffffffffffull)) {
         r->busy = false;
-        r->released_at_station = arg;
+        r->released_at_station = arg & 0xffff;
         r->released_at = now;
         plan_seizure(f, r, now);
     }

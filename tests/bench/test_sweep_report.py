@@ -19,6 +19,19 @@ def test_plot_is_a_png(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_plot_places_rates_by_size_and_names_in_order():
+    assert report._positions(["10MB/s", "100Mb/s", 40000000]) == ([1e7, 12.5e6, 4e7], True)
+    assert report._positions(["token_ring", "switch"]) == ([0.0, 1.0], False)
+
+
+def test_plot_of_a_sweep_of_rates_or_names_is_drawn(tmp_path):
+    for values in (["10MB/s", "100MB/s"], ["token_ring", "switch"]):
+        sweep = {"key": "k", "points": [dict(SWEEP["points"][i], value=v)
+                                        for i, v in enumerate(values)]}
+        path = report.sweep_plot(sweep, tmp_path / "s.png", "t", (256, 4096))
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_plot_names_carry_the_fixed_settings():
     assert _file_name("sx-sweep-sxm.mips-link.rate=125MB/s.png") == \
         "sx-sweep-sxm_mips-link_rate_125MB_s.png"

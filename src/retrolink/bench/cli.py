@@ -72,8 +72,13 @@ def _report_sweep(s: dict, overrides: dict, out_dir: Path) -> None:
     fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
     png = out_dir / _file_name(f"sx-sweep-{key}{fixed}.png")
     setting = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-    report.sweep_plot(s, png, f"SURE-SX: sweep of {key}" + (f" ({setting})" if setting else ""),
-                      sx.load_definition(False)["sweep"]["projection_sizes"])
+    try:
+        report.sweep_plot(s, png, f"SURE-SX: sweep of {key}" + (f" ({setting})" if setting else ""),
+                          sx.load_definition(False)["sweep"]["projection_sizes"])
+    except Exception as e:      # the measured points matter more than their picture
+        say(f"plot not written ({type(e).__name__}: {e}); the table above and the JSON "
+            "have every point")
+        return
     say(f"plot: {png}")
 
 

@@ -1,6 +1,8 @@
 """Tables (text, deterministic) and plots (PNG) in the form of the papers."""
 from pathlib import Path
 
+from ..units import parse_rate
+
 
 def sx_table(r: dict) -> str:
     p = r["parameters"]
@@ -48,12 +50,13 @@ def sweep_plot(s: dict, path: Path, title: str, projection_sizes=(256, 4096)) ->
         a.plot(sizes, [p["throughput_MBps"][str(x)] for x in sizes], marker="o",
                label=f"{s['key']}={p['value']}")
     _axes(a, "message length (bytes)", "throughput (MB/s)", "throughput vs message length")
-    xs = [float(p["value"]) for p in s["points"]]
+    xs, log_scale = _positions([p["value"] for p in s["points"]])
+    labels = [str(p["value"]) for p in s["points"]]
     shown = [x for x in projection_sizes if x in sizes] or sorted({sizes[0], sizes[-1]})
     for size in shown:
         b.plot(xs, [p["throughput_MBps"][str(size)] for p in s["points"]], marker="s",
                label=f"{size} B messages")
-    _parameter_axis(b, xs)
+    _parameter_axis(b, xs, labels, log_scale)
     _axes(b, s["key"], "throughput (MB/s)", "throughput vs " + s["key"])
     # points where even the longest length does not saturate the link sit above the top
     top = max(sizes)
@@ -64,7 +67,7 @@ def sweep_plot(s: dict, path: Path, title: str, projection_sizes=(256, 4096)) ->
     if beyond:
         c.plot(beyond, [top * 1.1] * len(beyond), linestyle="none", marker="^",
                label=f"not saturated up to {top} B")
-    _parameter_axis(c, xs)
+    _parameter_axis(c, xs, labels, log_scale)
     c.set_ylim(0, top * 1.2)
     _axes(c, s["key"], "message length (bytes)", "length needed to saturate the link")
     fig.suptitle(title)
@@ -74,9 +77,21 @@ def sweep_plot(s: dict, path: Path, title: str, projection_sizes=(256, 4096)) ->
     return path
 
 
-def _parameter_axis(ax, xs):
-    ax.set_xscale("log")
-    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+def _positions(values) -> tuple[list[float], bool]:
+    """Where each swept value goes on the x axis, and whether the axis is logarithmic:
+    numbers and rates ("125MB/s") by size, anything else (a topology name) in order."""
+    try:
+        xs = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+              else float(parse_rate(v)) for v in values]
+    except ValueError:
+        return [float(i) for i in range(len(values))], False
+    return xs, all(x > 0 for x in xs)
+
+
+def _parameter_axis(ax, xs, labels, log_scale):
+    if log_scale:
+        ax.set_xscale("log")
+    ax.set_xticks(xs, labels)
     ax.minorticks_off()
 
 
