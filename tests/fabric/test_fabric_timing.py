@@ -71,13 +71,29 @@ def test_token_ring_contention_one_transmitter_at_a_time(fabric):
     assert [d["time"] for d in n[2].delivered] == [first, second]
 
 
+def two_station_ring(fabric, thtt_ns: int):
+    """Stations 0 and 1 at 1 byte/ns, no frame overhead; hop = 1011 ns."""
+    f = fabric("nodes 2\ntopology token_ring rate=1000000000 station_delay_ns=1000 "
+               f"token_bytes=11 overhead_bytes=0 thtt_ns={thtt_ns}\n")
+    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
+    a.welcome(), b.welcome()
+    return a, b
+
+
+def late_frame_arrivals(a, b, hop):
+    """A 4000-byte frame, and a 100-byte one queued while the first is on the wire."""
+    a.send(0, 1, b"a" * 4000, seq=0)          # on the wire from hop to hop + 4000
+    a.send(hop + 3000, 1, b"b" * 100, seq=1)
+    a.report(hop + 3000, NEVER)
+    while len(b.delivered) < 2:
+        b.sync(b.grant, NEVER)
+    return [d["time"] for d in b.delivered]
+
+
 def test_token_ring_holder_sends_until_its_holding_time_runs_out(fabric):
     # thtt 2500 ns: frames of 1000 ns start at +0, +1000, +2000 (each starts before the
     # holding time is over); the fourth waits for the token's next visit
-    f = fabric("nodes 2\ntopology token_ring rate=1000000000 station_delay_ns=1000 "
-               "token_bytes=11 overhead_bytes=0 thtt_ns=2500\n")
-    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
-    a.welcome(), b.welcome()
+    a, b = two_station_ring(fabric, 2500)
     hop = 1011
     for i in range(4):
         a.send(0, 1, b"x" * 1000, seq=i)
@@ -93,33 +109,17 @@ def test_token_ring_holder_sends_until_its_holding_time_runs_out(fabric):
 
 def test_token_ring_frame_queued_during_the_hold_follows_at_once(fabric):
     # FDDI: the holder sends a frame it queues while transmitting, back to back
-    f = fabric("nodes 2\ntopology token_ring rate=1000000000 station_delay_ns=1000 "
-               "token_bytes=11 overhead_bytes=0 thtt_ns=1000000\n")
-    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
-    a.welcome(), b.welcome()
+    a, b = two_station_ring(fabric, 1000000)
     hop = 1011
-    a.send(0, 1, b"a" * 4000, seq=0)          # on the wire from hop to hop + 4000
-    a.send(hop + 3000, 1, b"b" * 100, seq=1)  # queued while the first is on the wire
-    a.report(hop + 3000, NEVER)
-    while len(b.delivered) < 2:
-        b.sync(b.grant, NEVER)
-    assert [d["time"] for d in b.delivered] == [hop + 4000 + 1000, hop + 4100 + 1000]
+    assert late_frame_arrivals(a, b, hop) == [hop + 4000 + 1000, hop + 4100 + 1000]
 
 
 def test_token_ring_with_one_frame_per_visit_queues_the_late_frame(fabric):
     # 802.5 style (thtt 0): the late frame waits for the token's next visit
-    f = fabric("nodes 2\ntopology token_ring rate=1000000000 station_delay_ns=1000 "
-               "token_bytes=11 overhead_bytes=0 thtt_ns=0\n")
-    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
-    a.welcome(), b.welcome()
+    a, b = two_station_ring(fabric, 0)
     hop = 1011
-    a.send(0, 1, b"a" * 4000, seq=0)
-    a.send(hop + 3000, 1, b"b" * 100, seq=1)
-    a.report(hop + 3000, NEVER)
-    while len(b.delivered) < 2:
-        b.sync(b.grant, NEVER)
     again = hop + 4000 + 2 * hop
-    assert [d["time"] for d in b.delivered] == [hop + 4000 + 1000, again + 100 + 1000]
+    assert late_frame_arrivals(a, b, hop) == [hop + 4000 + 1000, again + 100 + 1000]
 
 
 def test_synthetic_node_traffic_arrives_at_exact_times(fabric):
