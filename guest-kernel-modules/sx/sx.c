@@ -55,7 +55,7 @@ struct sx_dev {
 	u8 rxq[SX_RX_SLOTS];
 	u64 rx_time[SX_RX_SLOTS];	/* when each queued message was taken */
 	unsigned int rx_head, rx_count;
-	u32 node, nodes, peers_up;
+	u32 node, nodes;
 	bool dead;
 	u64 sent, received, send_errors, irqs;
 };
@@ -118,7 +118,6 @@ static irqreturn_t sx_irq(int irq, void *data)
 		sx->rxq[(sx->rx_head + sx->rx_count++) % SX_RX_SLOTS] = SX_RXP_SLOT(v);
 		sx->received++;
 	}
-	sx->peers_up = ioread32(sx->regs + SX_REG_PEERS_UP);
 	spin_unlock(&sx->lock);
 	wake_up_all(&sx->tx_wq);
 	wake_up_all(&sx->rx_wq);
@@ -184,7 +183,7 @@ static long sx_send(struct sx_dev *sx, struct file *file, void __user *argp, boo
 		return -EMSGSIZE;
 	if (req.dst >= sx->nodes || req.dst == sx->node)
 		return -EINVAL;
-	if (req.dst < 32 && !(READ_ONCE(sx->peers_up) & BIT(req.dst)))
+	if (req.dst < 32 && !(ioread32(sx->regs + SX_REG_PEERS_UP) & BIT(req.dst)))
 		return -EHOSTUNREACH;
 	buf = kmalloc(max_t(u32, req.len, 1), GFP_KERNEL);
 	if (!buf)
@@ -372,7 +371,7 @@ static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case SX_IOC_INFO: {
 		struct sx_info info = {
 			.node = sx->node, .nodes = sx->nodes,
-			.peers_up = READ_ONCE(sx->peers_up), .tx_slots = SX_TX_SLOTS,
+			.peers_up = ioread32(sx->regs + SX_REG_PEERS_UP), .tx_slots = SX_TX_SLOTS,
 		};
 		return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 	}
@@ -536,7 +535,6 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
 	sx->node = ioread32(sx->regs + SX_REG_NODE_ID);
 	sx->nodes = ioread32(sx->regs + SX_REG_NUM_NODES);
-	sx->peers_up = ioread32(sx->regs + SX_REG_PEERS_UP);
 
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
 	if (ret < 0)
@@ -557,8 +555,13 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		.parent = &pdev->dev, .groups = sx_groups, .mode = 0666,
 	};
 	pci_set_drvdata(pdev, sx);
-	iowrite32(SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK,
-		  sx->regs + SX_REG_IRQ_MASK);
+	/*
+	 * No SX_IRQ_LINK: when another node leaves is up to the host's timing,
+	 * so an interrupt for it would make this node's timing differ from run
+	 * to run. Sends read SX_REG_PEERS_UP instead, and the board fails a
+	 * send waiting on a departed peer with SX_ERR_LINK_DOWN (a TXDONE).
+	 */
+	iowrite32(SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR, sx->regs + SX_REG_IRQ_MASK);
 	iowrite32(SX_CTRL_ENABLE, sx->regs + SX_REG_CTRL);
 	/* the SXM starts its firmware and joins the ring (the board's start-us) */
 	ret = readl_poll_timeout(sx->regs + SX_REG_STATUS, status, status & SX_STATUS_READY,
