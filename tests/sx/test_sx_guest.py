@@ -43,6 +43,21 @@ def test_send_to_a_node_that_is_down_fails_and_does_not_hang():
     assert "[node0] PASS send_to_down_peer_fails" in r.stdout
 
 
+def test_a_node_that_crashes_mid_stream_is_named_and_its_peer_does_not_hang():
+    """Node 1 panics (its QEMU exits: panic=-1, -no-reboot) while node 0 streams to it:
+    the fabric reports it down, node 0's sends fail with EHOSTUNREACH instead of hanging,
+    and retrolink names node 1 and why it died."""
+    crasher = ("sx_bench sink --count 100000 > /dev/null & sleep 0.05; "
+               "echo c > /proc/sysrq-trigger")
+    sender = "sx_bench stream --dst 1 --size 4096 --count 100000; echo stream-rc=$?"
+    r = guest(by_role(n0=sender, n1=crasher))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "[node0] ERROR" in r.stdout and "No route to host" in r.stdout, r.stdout
+    assert "[node0] stream-rc=1" in r.stdout
+    assert re.search(r"node1 did not finish its command: Kernel panic", r.stderr), r.stderr
+    assert "node0:" not in r.stderr and "node2:" not in r.stderr, r.stderr
+
+
 def test_a_departing_node_does_not_interrupt_the_others():
     """When a departure is seen depends on host timing (docs/fabric.md): the driver must
     not take an interrupt for it, or the other nodes' timings would vary run to run."""
