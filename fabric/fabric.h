@@ -56,6 +56,7 @@ struct node {
     uint64_t last_ready;     /* FRAME ready times must not go backwards */
     struct pending_arrivals arrivals;
     uint64_t frames_sent, frames_received, bytes_sent, bytes_received;
+    uint64_t syncs;          /* SYNC messages: the lock-step exchanges it needed */
     /* synthetic nodes */
     uint32_t syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;

@@ -246,6 +246,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
             return;
         }
         n->t = h->time_ns;
+        n->syncs++;
         n->promise = s->promise_ns;
         n->waiting = true;
         pa_drop_before(&n->arrivals, n->t);

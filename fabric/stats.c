@@ -21,11 +21,11 @@ void stats_write(struct fabric *f)
         const struct node *n = &f->nodes[k];
         fprintf(out, "%s\n    {\"id\": %u, \"name\": \"%s\", \"kind\": \"%s\", "
                 "\"frames_sent\": %llu, \"bytes_sent\": %llu, \"frames_received\": %llu, "
-                "\"bytes_received\": %llu, \"last_time_ns\": %llu}",
+                "\"bytes_received\": %llu, \"syncs\": %llu, \"last_time_ns\": %llu}",
                 k ? "," : "", n->id, n->name, n->kind == NODE_VM ? "vm" : "synthetic",
                 (unsigned long long)n->frames_sent, (unsigned long long)n->bytes_sent,
                 (unsigned long long)n->frames_received, (unsigned long long)n->bytes_received,
-                (unsigned long long)n->t);
+                (unsigned long long)n->syncs, (unsigned long long)n->t);
     }
     fprintf(out, "\n  ],\n  \"drops\": {\"destination down\": %llu, \"unknown destination\": %llu, "
             "\"oversize\": %llu},\n  \"causality_violations\": %llu\n}\n",

@@ -89,6 +89,8 @@ def test_frames_to_unknown_or_departed_nodes_are_counted_drops(fabric):
     stats = json.loads(f.stats.read_text())
     assert stats["drops"]["unknown destination"] == 1
     assert stats["drops"]["destination down"] == 1
+    # the lock-step exchanges each node needed: one SYNC from 0 and 1, none from 2
+    assert [nd["syncs"] for nd in stats["nodes"]] == [1, 1, 0]
 
 
 def scripted_run(fabric_start, order):
