@@ -54,7 +54,7 @@ def test_a_node_that_crashes_mid_stream_is_named_and_its_peer_does_not_hang():
     assert r.returncode == 1, r.stdout + r.stderr
     assert "[node0] ERROR" in r.stdout and "No route to host" in r.stdout, r.stdout
     assert "[node0] stream-rc=1" in r.stdout
-    assert re.search(r"node1 did not finish its command: Kernel panic", r.stderr), r.stderr
+    assert "node1 did not finish its command: Kernel panic" in r.stderr, r.stderr
     assert "node0:" not in r.stderr and "node2:" not in r.stderr, r.stderr
 
 
