@@ -7,19 +7,24 @@ the isa-debug-exit port when done.
 import ctypes
 import json
 import os
-import re
 import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
+from .diagnosis import (console_reason, exit_description, fabric_failure, kernel_complaints,
+                        last_words, process_state, qemu_failure, read_fabric_status,
+                        stall_reason, stalled_nodes)
 from .fabric_config import fabric_config_text
 from .machine import Machine
 from .node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
-from .progress import say
+from .node_output import NodeOutput, new_end_marker
+from .progress import StepFailed, say
 
 _libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG = 1
@@ -38,8 +43,8 @@ def terminate_on_sigterm():
         signal.signal(sig, handler)
 
 
-BEGIN = re.compile(r"^@@retrolink-begin node=(\d+)\s*$")
-END = re.compile(r"^@@retrolink-end rc=(\d+)\s*$")
+class ClusterError(StepFailed):
+    """A cluster could not be started (the message says what to do)."""
 
 
 @dataclass
@@ -49,12 +54,16 @@ class NodeResult:
     finished: bool = False
     exit_code: int | None = None
     lines: list[str] = field(default_factory=list)
-    problem: str = ""            # why the node failed, for the user
+    problems: list[str] = field(default_factory=list)   # why the node failed, for the user
     console_log: Path | None = None
 
     @property
+    def problem(self) -> str:
+        return "\n    ".join(self.problems)
+
+    @property
     def ok(self) -> bool:
-        return self.finished and self.exit_code == 0
+        return self.finished and self.exit_code == 0 and not self.problems
 
 
 @dataclass
@@ -70,6 +79,12 @@ class RunResult:
     def ok(self) -> bool:
         return all(n.ok for n in self.nodes) and not self.fabric_problem
 
+    @property
+    def problems(self) -> list[str]:
+        """Every failure of the run, the fabric's first (it explains the nodes')."""
+        return [p for p in [self.fabric_problem] if p] + \
+            [p for n in self.nodes for p in n.problems]
+
 
 def new_run_dir(machine_name: str) -> Path:
     base = paths.runs_dir()
@@ -82,35 +97,22 @@ def new_run_dir(machine_name: str) -> Path:
             return d
         except FileExistsError:
             continue
-    raise RuntimeError("cannot create a run directory")
+    raise ClusterError(f"cannot create a run directory in {base}")
 
 
-def parse_output(node: int, text: str, result: NodeResult) -> None:
-    for line in text.splitlines():
-        if BEGIN.match(line):
-            result.booted = True
-            continue
-        m = END.match(line)
-        if m:
-            result.finished = True
-            result.exit_code = int(m.group(1))
-            continue
-        if result.booted and not result.finished:
-            result.lines.append(line.rstrip("\r"))
+def socket_dir(run_dir: Path) -> Path:
+    """Where a run's Unix sockets go. A socket's path holds at most 107 bytes, so a run
+    directory too deep for them gets a short one in the temporary folder, and each
+    socket is linked from the run directory (shell and push follow the link)."""
+    if len(os.fsencode(run_dir / "node999-shell.sock")) <= 107:
+        return run_dir
+    return Path(tempfile.mkdtemp(prefix="retrolink-"))
 
 
-def console_reason(console: Path) -> str:
-    """A short reason from the console log of a node that died."""
-    try:
-        text = console.read_text(errors="replace")
-    except OSError:
-        return "no console output"
-    for pat in ("Kernel panic - not syncing[^\n]*", "BUG: [^\n]*", "Oops[^\n]*",
-                "general protection fault[^\n]*"):
-        m = re.search(pat, text)
-        if m:
-            return m.group(0).strip()
-    return "it stopped without finishing (no kernel panic in the console log)"
+# how long retrolink lets the nodes finish writing after the fabric died
+FABRIC_DEATH_GRACE_S = 2.0
+# a stall is announced (once) after this long; the run ends at cluster.stall_timeout_s
+STALL_NOTICE_S = 10.0
 
 
 class Cluster:
@@ -122,24 +124,35 @@ class Cluster:
         self.fabric: subprocess.Popen | None = None
         self.nodes: list[subprocess.Popen] = []
         self.files: list[NodeFiles] = []
-        self.socket = run_dir / "fabric.sock"
+        self.outputs: list[NodeOutput] = []
+        self.sockets = socket_dir(run_dir)
+        self.socket = self._socket_path("fabric.sock")
         self.stats_path = run_dir / "fabric-stats.json"
+        self.status_path = run_dir / "fabric-status.json"
+        self.fabric_log = run_dir / "fabric.log"
+
+    def _socket_path(self, name: str) -> Path:
+        if self.sockets != self.dir:
+            (self.dir / name).symlink_to(self.sockets / name)
+        return self.sockets / name
 
     def _start_fabric(self) -> None:
         conf = self.dir / "fabric.conf"
         conf.write_text(fabric_config_text(self.machine, self.socket, self.stats_path,
                                            self.dir / "fabric-trace.txt" if self.trace else None))
-        log = open(self.dir / "fabric.log", "w")
-        self.fabric = subprocess.Popen([str(self.art.fabric), str(conf)], stdout=log, stderr=log,
-                                       stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        with open(self.fabric_log, "w") as log:
+            self.fabric = subprocess.Popen([str(self.art.fabric), str(conf)], stdout=log,
+                                           stderr=log, stdin=subprocess.DEVNULL,
+                                           preexec_fn=_die_with_parent)
         for _ in range(500):
             if self.socket.exists():
                 return
             if self.fabric.poll() is not None:
-                raise RuntimeError(f"the fabric exited at start (exit {self.fabric.returncode}); "
-                                   f"see {self.dir / 'fabric.log'}")
+                raise ClusterError(f"the fabric refused to start (it {exit_description(self.fabric.returncode)}): "
+                                   f"{last_words(self.fabric_log)} (log: {self.fabric_log})")
             time.sleep(0.01)
-        raise RuntimeError(f"the fabric did not open {self.socket}; see {self.dir / 'fabric.log'}")
+        raise ClusterError(f"the fabric did not open {self.socket} within 5 s "
+                           f"(log: {self.fabric_log})")
 
     def start(self, commands: dict[int, str] | None, interactive: bool = False) -> None:
         if self.machine.uses_fabric:
@@ -151,73 +164,102 @@ class Cluster:
                 cmd_file.write_text(commands[n] + "\n")
             files = NodeFiles(console_log=self.dir / f"node{n}-console.log",
                               output=self.dir / f"node{n}-output.log", command=cmd_file,
-                              qmp=self.dir / f"node{n}-qmp.sock" if interactive else None,
-                              interactive_socket=self.dir / f"node{n}-shell.sock"
+                              end_marker=new_end_marker(),
+                              qmp=self._socket_path(f"node{n}-qmp.sock") if interactive else None,
+                              interactive_socket=self._socket_path(f"node{n}-shell.sock")
                               if interactive else None)
             self.files.append(files)
+            self.outputs.append(NodeOutput(files.output, files.end_marker))
             argv = node_argv(self.machine, n, self.art, files,
                              self.socket if self.machine.uses_fabric else None)
             (self.dir / f"node{n}-qemu.cmdline").write_text(shlex.join(argv) + "\n")
-            qlog = open(self.dir / f"node{n}-qemu.log", "w")
-            self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
-                                               stderr=subprocess.STDOUT,
-                                               preexec_fn=_die_with_parent))
+            with open(self.dir / f"node{n}-qemu.log", "w") as qlog:
+                self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
+                                                   stderr=subprocess.STDOUT,
+                                                   preexec_fn=_die_with_parent))
 
     def wait(self, timeout_s: float) -> RunResult:
         start = time.monotonic()
         deadline = start + timeout_s
         marks: dict = {}
+        fabric_died_at = None
+        stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
+        ended_by = "timeout"
         while any(p.poll() is None for p in self.nodes):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 break
-            self._scan_marks(marks, start)
-            time.sleep(0.02)
-        self._scan_marks(marks, start)
-        still_running = {n for n, p in enumerate(self.nodes) if p.poll() is None}
+            self._read_outputs(marks, start)
+            if self.fabric and fabric_died_at is None and self.fabric.poll() is not None:
+                fabric_died_at = now
+                say(f"the fabric {exit_description(self.fabric.returncode)} while the nodes "
+                    f"were running; stopping the cluster (log: {self.fabric_log})")
+            if fabric_died_at is not None and now - fabric_died_at > FABRIC_DEATH_GRACE_S:
+                ended_by = "fabric"
+                break
+            if stall.check(now):
+                ended_by = "stall"
+                break
+            time.sleep(0.05)
+        # the state of each QEMU still running (a stopped one shows 'T'), before stopping them
+        still_running = {n: process_state(p.pid) for n, p in enumerate(self.nodes)
+                         if p.poll() is None}
         self.stop()
-        results = []
-        for n, files in enumerate(self.files):
-            r = NodeResult(node=n, console_log=files.console_log)
-            parse_output(n, files.output.read_text(errors="replace")
-                         if files.output.exists() else "", r)
-            qemu_rc = self.nodes[n].returncode
-            if not r.booted:
-                r.problem = (f"node{n} did not boot: "
-                             + ("timed out" if n in still_running
-                                else console_reason(files.console_log))
-                             + f" (console log: {files.console_log})")
-            elif not r.finished:
-                why = (f"timed out after {timeout_s:.0f} s (wall clock)" if n in still_running
-                       else console_reason(files.console_log))
-                r.problem = f"node{n} did not finish its command: {why} (console log: {files.console_log})"
-            elif r.exit_code != 0:
-                r.problem = f"node{n}: command exited with status {r.exit_code}"
-            qemu_log = self.dir / f"node{n}-qemu.log"
-            normal = (0, DEBUG_EXIT_STATUS)
-            if n not in still_running and qemu_rc not in normal and not r.problem:
-                r.problem = f"node{n}: QEMU exited with status {qemu_rc} (see {qemu_log})"
-            if n not in still_running and qemu_rc not in normal and qemu_log.exists() \
-                    and qemu_log.read_text().strip():
-                r.problem += "\n    QEMU said: " + qemu_log.read_text(errors="replace").strip().splitlines()[-1]
-            results.append(r)
+        self._read_outputs(marks, start, final=True)
+        waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
+        results = [self._node_result(n, still_running, ended_by, waited_for, timeout_s)
+                   for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
                         marks=marks)
-        if self.stats_path.exists():
-            try:
-                run.fabric_stats = json.loads(self.stats_path.read_text())
-            except ValueError:
-                run.fabric_problem = f"fabric stats unreadable: {self.stats_path}"
+        if self.fabric:
+            run.fabric_problem = fabric_failure(self.fabric.returncode, fabric_died_at is not None,
+                                                self.fabric_log, self.stats_path)
+            if self.stats_path.exists():
+                try:
+                    run.fabric_stats = json.loads(self.stats_path.read_text())
+                except ValueError:
+                    run.fabric_problem = run.fabric_problem or \
+                        f"the fabric's statistics are unreadable: {self.stats_path}"
         return run
 
-    def _scan_marks(self, marks: dict, start: float) -> None:
-        """Note the host time at which each 'MARK <name>' line of a node first appears
-        (benchmarks of the emulator itself use it: wall time per virtual second)."""
-        for n, files in enumerate(self.files):
-            try:
-                text = files.output.read_text(errors="replace")
-            except OSError:
-                continue
-            for line in text.splitlines():
+    def _node_result(self, n: int, still_running: dict, ended_by: str, waited_for: dict,
+                     timeout_s: float) -> NodeResult:
+        out, files = self.outputs[n], self.files[n]
+        r = NodeResult(node=n, booted=out.booted, finished=out.finished,
+                       exit_code=out.exit_code, lines=out.lines, console_log=files.console_log)
+        log_note = f" (console log: {files.console_log})"
+        if n in waited_for:
+            r.problems.append(stall_reason(waited_for[n], still_running.get(n, "")) + log_note)
+        elif n in still_running:
+            why = {"timeout": f"timed out after {timeout_s:.0f} s (wall clock)",
+                   "fabric": "stopped, because the fabric ended",
+                   "stall": "stopped, waiting for " + ", ".join(
+                       f"node{k}" for k in sorted(waited_for)) + " (stalled)"}[ended_by]
+            r.problems.append(f"node{n} {'did not finish its command' if out.booted else 'did not boot'}: "
+                              f"{why}{log_note}")
+        elif self.nodes[n].returncode not in (0, DEBUG_EXIT_STATUS):
+            # QEMU's own failure comes first: the console says nothing about it
+            r.problems.append(qemu_failure(n, self.nodes[n].returncode,
+                                           self.dir / f"node{n}-qemu.log"))
+        elif not out.finished:
+            r.problems.append(f"node{n} {'did not finish its command' if out.booted else 'did not boot'}: "
+                              f"{console_reason(files.console_log)}{log_note}")
+        elif out.exit_code != 0:
+            r.problems.append(f"node{n}: command exited with status {out.exit_code}")
+        if out.finished:
+            kernel_log = self.dir / f"node{n}-kernel.log"
+            kernel_log.write_text("\n".join(out.kernel_log) + "\n")
+            complaints = kernel_complaints(out.kernel_log)
+            if complaints:
+                r.problems.append(f"node{n}: the guest kernel reported a problem: "
+                                  + " | ".join(complaints) + f" (kernel log: {kernel_log})")
+        return r
+
+    def _read_outputs(self, marks: dict, start: float, final: bool = False) -> None:
+        """Read what the nodes added to their output; note the host time at which each
+        'MARK <name>' line first appears (benchmarks of the emulator itself use it)."""
+        for n, out in enumerate(self.outputs):
+            for line in out.poll(final):
                 if line.startswith("MARK ") and (n, line[5:].strip()) not in marks:
                     marks[(n, line[5:].strip())] = time.monotonic() - start
 
@@ -226,6 +268,7 @@ class Cluster:
         for p in self.nodes:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
+                p.send_signal(signal.SIGCONT)    # a stopped QEMU cannot take SIGTERM
         for p in self.nodes:
             try:
                 p.wait(timeout=10)
@@ -241,3 +284,38 @@ class Cluster:
                     self.fabric.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     self.fabric.kill()
+                    self.fabric.wait()
+        if self.sockets != self.dir:
+            shutil.rmtree(self.sockets, ignore_errors=True)
+
+
+class _StallWatch:
+    """Watches the fabric's status file: says once that the cluster waits for a node,
+    and tells the run to end when the lock-step has not moved for stall_timeout_s."""
+
+    def __init__(self, status_path: Path, timeout_s: float):
+        self.path, self.timeout_s = status_path, timeout_s
+        self.since: float | None = None
+        self.waiting_for: list[dict] = []
+        self.announced = False
+        self._mtime = None
+
+    def check(self, now: float) -> bool:
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:
+            return False
+        if mtime != self._mtime:
+            self._mtime = mtime
+            self.waiting_for = stalled_nodes(read_fabric_status(self.path))
+            self.since = now if self.waiting_for else None
+            self.announced = False
+        if self.since is None:
+            return False
+        if not self.announced and now - self.since >= STALL_NOTICE_S:
+            names = ", ".join(f"node{w['node']}" for w in self.waiting_for)
+            say(f"the cluster is waiting for {names}: its clock has not advanced for "
+                f"{STALL_NOTICE_S:.0f} s (wall); the run ends if it stays so for "
+                f"{self.timeout_s:.0f} s")
+            self.announced = True
+        return now - self.since >= self.timeout_s

@@ -54,7 +54,7 @@ def _socket_for(node: int, run_dir: str | None) -> Path:
     if not sock.exists():
         raise StepFailed(f"no running cluster with node {node} ({sock} missing); "
                          "start one with: ./retrolink up MACHINE")
-    return sock
+    return sock.resolve()      # a deep run directory links its sockets (cluster.socket_dir)
 
 
 def _connect(node: int, run_dir: str | None) -> socket.socket:

@@ -4,11 +4,13 @@ Every table and field is declared here; an unknown one is an error naming the fi
 field and what is allowed. docs/machines.md describes the schema for users.
 """
 import copy
+import re
 import tomllib
+import typing
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Optional, Union
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
                       model_validator)
 
 from . import paths, units
@@ -19,10 +21,28 @@ class MachineError(Exception):
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    # allow_inf_nan: a float field never takes inf or nan (QEMU and the fabric refuse them)
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, allow_inf_nan=False)
 
 
-Rate = Annotated[int, Field(gt=0)]
+Rate = Annotated[int, Field(gt=0, le=units.MAX_RATE)]
+# Limits shared by every field of a kind: a time in ns is at most an hour of virtual time
+# (sums of a few never overflow 64 bits in the fabric); a size in bytes fits one frame.
+MAX_NS = 3600 * 10**9
+Ns = Annotated[int, Field(ge=0, le=MAX_NS)]
+PositiveNs = Annotated[int, Field(ge=1, le=MAX_NS)]
+FrameBytes = Annotated[int, Field(ge=0, le=65536)]
+
+
+def _check_name(v: str) -> str:
+    """A name goes into run directory, socket and fabric names (RL_NAME_LEN: 32)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}", v):
+        raise ValueError(f"{v!r} is not a name: use 1 to 32 letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit (no spaces, commas or '/')")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
 
 
 def _rate(v):
@@ -30,7 +50,7 @@ def _rate(v):
 
 
 class Cluster(Strict):
-    name: str = ""
+    name: Name = ""          # default: not validated; runs are then named "cluster"
     description: str = ""
     nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
     memory_mib: int = Field(default=256)
@@ -38,8 +58,11 @@ class Cluster(Strict):
     # optional: one speed per node (nodes may differ; the fabric handles each one's
     # granularity); overrides cpu_mips
     cpu_mips_per_node: Optional[list[float]] = None
-    boot_timeout_s: float = Field(default=300.0, gt=0)
-    run_timeout_s: float = Field(default=900.0, gt=0)
+    boot_timeout_s: float = Field(default=300.0, gt=0, le=86400)
+    run_timeout_s: float = Field(default=900.0, gt=0, le=86400)
+    # our choice: a cluster whose lock-step has not moved for this long (wall clock) has
+    # a node that stopped (docs/reliability.md); the run ends naming it
+    stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
     kernel_cmdline: str = ""
 
     @field_validator("memory_mib", mode="before")
@@ -87,12 +110,13 @@ class NoDevice(Strict):
 
 class SxmParams(Strict):
     """The SXM's control processor and its firmware (sure-sx.md)."""
-    mips: float = Field(default=1.9, gt=0, le=100000)          # GMICRO/100, 1.9 VAX MIPS
+    mips: float = Field(default=1.9, ge=0.01, le=100000)       # GMICRO/100, 1.9 VAX MIPS
     send_insns: int = Field(default=595, ge=0, le=10**9)       # 313 us x 1.9 MIPS
     recv_insns: int = Field(default=701, ge=0, le=10**9)       # 369 us x 1.9 MIPS
     confirm_insns: int = Field(default=0, ge=0, le=10**9)      # our choice: hardware
-    confirm_bytes: int = Field(default=16, ge=1, le=4096)      # our choice
-    confirm_timeout_us: int = Field(default=100000, ge=1)      # our choice
+    # our choice; at least the 16-byte SX frame header (SX_WIRE_HDR_SIZE), at most a message
+    confirm_bytes: int = Field(default=16, ge=16, le=4096)
+    confirm_timeout_us: int = Field(default=100000, ge=1, le=MAX_NS // 1000)   # our choice
     # our choice: firmware start and ring insertion after the driver enables the board,
     # of the order of an FDDI station joining the ring; until then the board cannot
     # send, so the nodes boot in lock-step with grants this long
@@ -151,22 +175,22 @@ class _LinkBase(Strict):
 
 class P2PLink(_LinkBase):
     topology: Literal["p2p"]
-    prop_ns: int = Field(default=0, ge=0)
+    prop_ns: Ns = 0
 
 
 class TokenRingLink(_LinkBase):
     topology: Literal["token_ring"]
-    station_delay_ns: int = Field(ge=1)
-    token_bytes: int = Field(default=11, ge=1)
-    thtt_ns: int = Field(default=0, ge=0)
+    station_delay_ns: PositiveNs
+    token_bytes: int = Field(default=11, ge=1, le=4096)
+    thtt_ns: Ns = 0
 
 
 class SwitchLink(_LinkBase):
     """Fibre Channel style switch (fabric/topo_switch.c)."""
     topology: Literal["switch"]
     mtu: int = Field(default=2112, ge=1, le=65536)     # FC's largest frame payload
-    prop_ns: int = Field(default=0, ge=0)
-    switch_delay_ns: int = Field(default=0, ge=0)
+    prop_ns: Ns = 0
+    switch_delay_ns: Ns = 0
     bb_credit: int = Field(default=1, ge=1, le=1024)
     rrdy_bytes: int = Field(default=4, ge=0, le=64)     # R_RDY is one ordered set
 
@@ -177,8 +201,8 @@ class MinLink(_LinkBase):
     mtu: int = Field(default=508, ge=1, le=65536)      # Cenju-3's largest packet
     k: int = Field(default=4, ge=2, le=16)
     stages: int = Field(default=4, ge=1, le=8)
-    stage_delay_ns: int = Field(ge=0)
-    prop_ns: int = Field(default=0, ge=0)
+    stage_delay_ns: Ns
+    prop_ns: Ns = 0
 
 
 Link = Annotated[Union[P2PLink, TokenRingLink, SwitchLink, MinLink],
@@ -187,12 +211,12 @@ Link = Annotated[Union[P2PLink, TokenRingLink, SwitchLink, MinLink],
 
 class Synthetic(Strict):
     """A traffic generator inside the fabric (no VM)."""
-    name: str
+    name: Name
     dst: int = Field(ge=0)
-    size: int = Field(ge=0, le=65536)
-    interval_ns: int = Field(ge=1)
-    start_ns: int = Field(default=0, ge=0)
-    count: int = Field(ge=1)
+    size: FrameBytes
+    interval_ns: PositiveNs
+    start_ns: Ns = 0
+    count: int = Field(ge=1, le=10**9)
 
 
 class Machine(Strict):
@@ -211,16 +235,50 @@ class Machine(Strict):
 
 # ---- loading -------------------------------------------------------------------------
 
-def _describe(err: dict, model_fields_hint) -> str:
+# discriminator values that pydantic puts in an error's location (device.sx.sxm.mips)
+_TAGS = {"device": "model", "link": "topology"}
+
+
+def _error_path(loc: tuple) -> list[str]:
+    """An error location as the user writes the field: device.sxm.mips, not device.sx.sxm.mips."""
+    parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))]
+    if len(parts) > 1 and parts[0] in _TAGS:
+        del parts[1]
+    return parts
+
+
+def _describe(err: dict) -> str:
     loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-")))
-    msg = err["msg"]
+    msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = "unknown field (check the spelling; docs/machines.md lists the fields)"
+        suggestions = [".".join(p) for p in schema_paths() if p[-1] == err["loc"][-1]]
+        if suggestions:
+            msg += "; did you mean " + " or ".join(suggestions) + "?"
     elif err["type"] == "missing":
         msg = "required field is missing"
-    elif err["type"] == "union_tag_invalid":
-        msg = f"{msg}"
     return f"{loc or '(top level)'}: {msg}"
+
+
+def _models_in(annotation) -> list[type]:
+    """The Strict models a field's type may hold (through Optional, Union, Annotated, list)."""
+    if isinstance(annotation, type) and issubclass(annotation, Strict):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def schema_paths(model: type = None, prefix: tuple = ()) -> list[tuple]:
+    """Every settable field of the machine schema as a path: ('cluster', 'nodes'), ..."""
+    out = []
+    for name, field in (model or Machine).model_fields.items():
+        if name in ("model", "topology") and prefix:
+            continue
+        inner = _models_in(field.annotation)
+        if not inner:
+            out.append((*prefix, name))
+        for m in inner:
+            out += [p for p in schema_paths(m, (*prefix, name)) if p not in out]
+    return out
 
 
 def resolve_machine_path(name_or_path: str) -> Path:
@@ -230,14 +288,20 @@ def resolve_machine_path(name_or_path: str) -> Path:
     return paths.MACHINES / f"{name_or_path}.toml"
 
 
+def _override_path(data: dict, key: str) -> list[str]:
+    """Where --set KEY lands: 'sxm.mips' is short for 'device.sxm.mips'."""
+    parts = key.split(".")
+    if parts[0] not in ("cluster", "device", "link", "synthetic") and \
+            isinstance(data.get("device"), dict):
+        parts = ["device", *parts]
+    return parts
+
+
 def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
     """--set a.b.c=value: set a field; 'sxm.mips' is short for 'device.sxm.mips'."""
     data = copy.deepcopy(data)
     for key, value in overrides.items():
-        parts = key.split(".")
-        if parts[0] not in ("cluster", "device", "link", "synthetic") and \
-                isinstance(data.get("device"), dict):
-            parts = ["device", *parts]
+        parts = _override_path(data, key)
         node = data
         for p in parts[:-1]:
             node = node.setdefault(p, {})
@@ -262,26 +326,58 @@ def parse_overrides(pairs) -> dict:
         if "=" not in p:
             raise MachineError(f"--set {p}: expected NAME=VALUE, e.g. --set sxm.mips=20")
         k, v = p.split("=", 1)
+        if not re.fullmatch(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*", k.strip()):
+            raise MachineError(f"--set {p}: {k.strip()!r} is not a field name such as "
+                               "cluster.nodes or sxm.mips")
         out[k.strip()] = parse_value(v.strip())
     return out
 
 
-def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine:
-    path = resolve_machine_path(name_or_path)
+def _read_machine_file(path: Path) -> dict:
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in paths.MACHINES.glob("*.toml")))
         raise MachineError(f"{path}: no such machine file (machines: {known})")
+    if not path.is_file():
+        raise MachineError(f"{path}: is not a file; give a machine name (e.g. sure-sx) "
+                           "or the path of a .toml file")
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise MachineError(f"{path}: not a text file in UTF-8 (byte {e.start}); "
+                           "machine files are TOML") from None
+    except OSError as e:
+        raise MachineError(f"{path}: cannot read it: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
-        raise MachineError(f"{path}: not valid TOML: {e}") from e
+        raise MachineError(f"{path}: not valid TOML: {e}") from None
+
+
+def _validation_message(path: Path, data: dict, overrides: dict, err: ValidationError) -> str:
+    """Errors in a field that a --set gave name that --set; the others name the file."""
+    by_set = {tuple(_override_path(data, k)): f"--set {k}={v}" for k, v in overrides.items()}
+    from_file, from_set = [], []
+    for e in err.errors():
+        where = tuple(_error_path(e["loc"]))
+        origin = next((s for p, s in by_set.items() if where[:len(p)] == p), None)
+        (from_set if origin else from_file).append(
+            f"{origin}: {_describe(e)}" if origin else _describe(e))
+    parts = []
+    if from_set:
+        parts.append("invalid --set:\n  " + "\n  ".join(from_set))
+    if from_file:
+        parts.append(f"{path}: invalid machine file:\n  " + "\n  ".join(from_file))
+    return "\n".join(parts)
+
+
+def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine:
+    path = resolve_machine_path(name_or_path)
+    data = _read_machine_file(path)
+    overrides = overrides or {}
     if overrides:
         data = apply_overrides(data, overrides)
     try:
         machine = Machine.model_validate(data)
     except ValidationError as e:
-        lines = [_describe(err, None) for err in e.errors()]
-        raise MachineError(f"{path}: invalid machine file:\n  " + "\n  ".join(lines)) from None
+        raise MachineError(_validation_message(path, data, overrides, e)) from None
     except ValueError as e:
         raise MachineError(f"{path}: {e}") from None
     problems = []
@@ -308,5 +404,7 @@ def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine
     if machine.synthetic and not machine.uses_fabric:
         problems.append("synthetic nodes need a device and a [link]")
     if problems:
-        raise MachineError(f"{path}: invalid machine file:\n  " + "\n  ".join(problems))
+        sets = "".join(f" --set {k}={v}" for k, v in overrides.items())
+        raise MachineError(f"{path}{' with' + sets if sets else ''}: invalid machine file:\n  "
+                           + "\n  ".join(problems))
     return machine

@@ -6,7 +6,11 @@ from .machine import Machine
 
 FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
 DEBUG_EXIT_PORT = 0xF4
-DEBUG_EXIT_STATUS = 1          # QEMU's exit status for a write of 0 to the port
+# The guest ends its QEMU by writing DEBUG_EXIT_VALUE to the port (guest-userland/rootfs/init);
+# QEMU then exits with (value << 1) | 1 = 85, a status QEMU itself never uses (its own errors
+# exit 1), so a QEMU failure is never taken for a node's normal end.
+DEBUG_EXIT_VALUE = 0x2A
+DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
 
 
@@ -23,6 +27,7 @@ class NodeFiles:
     console_log: Path
     output: Path               # the result port (ttyS1): a file, or a socket in 'up'
     command: Path | None       # the script to run, passed in through fw_cfg
+    end_marker: str = "@@retrolink-end"   # ends the command's output (node_output.py)
     qmp: Path | None = None
     interactive_socket: Path | None = None
 
@@ -51,7 +56,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
     if files.command:
-        argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}"]
+        argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}",
+                 "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]
     if files.qmp:
         argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
     if machine.uses_fabric:

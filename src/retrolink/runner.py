@@ -45,8 +45,7 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
             for line in r.lines:
                 print(f"[node{r.node}] {line}")
     sys.stdout.flush()
-    for r in result.nodes:
-        if r.problem and (r.node in chosen or not r.ok):
-            say(r.problem)
+    for problem in result.problems:
+        say(problem)
     say(f"{'ok' if result.ok else 'FAILED'} in {result.wall_s:.1f} s wall")
     return result

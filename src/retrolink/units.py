@@ -4,6 +4,10 @@ import math
 import re
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKMG]?)(B|b)/s\s*$")
+# The largest rate any board or link takes: far above any modeled hardware, and small
+# enough that a byte count times 10^9 ns over it never overflows 64 bits.
+MAX_RATE = 10**12
+MAX_NODE_MIB = 16384
 _SCALE = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -21,6 +25,9 @@ def parse_rate(value) -> int:
         bps = float(m.group(1)) * _SCALE[m.group(2)] / (8 if m.group(3) == "b" else 1)
     if not math.isfinite(bps) or bps < 1 or bps != int(bps):
         raise ValueError(f"{value!r} must be a whole, positive number of bytes per second")
+    if bps > MAX_RATE:
+        raise ValueError(f"{value!r} is above the largest rate the models take "
+                         f"({MAX_RATE:.0e} bytes/s, 1 TB/s)")
     return int(bps)
 
 
@@ -35,14 +42,17 @@ def parse_mib(value) -> int:
         mib = int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
     if mib < 64:
         raise ValueError(f"{value!r}: at least 64 MiB are needed to boot the guest")
+    if mib > MAX_NODE_MIB:
+        raise ValueError(f"{value!r}: at most {MAX_NODE_MIB} MiB per node (every node is a "
+                         "QEMU on this host, and a period machine had far less)")
     return mib
 
 
 def icount_shift(mips: float) -> int:
     """QEMU runs one guest instruction per 2^shift ns of virtual time, so a CPU of
     1000/2^shift MIPS: 1000 -> 0, 500 -> 1, 250 -> 2, 125 -> 3, 62.5 -> 4, ..."""
-    if mips <= 0:
-        raise ValueError("cpu_mips must be positive")
+    if not math.isfinite(mips) or mips <= 0:
+        raise ValueError(f"cpu_mips={mips!r} must be a positive, finite number of MIPS")
     shift = math.log2(1000.0 / mips)
     if shift < 0 or abs(shift - round(shift)) > 1e-9 or round(shift) > 10:
         options = ", ".join(f"{1000 / 2 ** s:g} (shift {s})" for s in range(0, 8))

@@ -133,3 +133,61 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
         argv = node_argv(m, node, art, files, tmp_path / "s")
         return argv[argv.index("-icount") + 1]
     assert [icount(0), icount(1)] == ["shift=2,sleep=off", "shift=4,sleep=off"]
+
+
+# ---- hostile input: each reached a traceback or a wrong place before ----------------
+
+@pytest.mark.parametrize("text,expect", [
+    (GOOD.replace('rate = "12.5MB/s"', "rate = 1e30"), "above the largest rate"),
+    (GOOD + "[device.sxm]\nconfirm_bytes = 8\n", "confirm_bytes: Input should be greater than or equal to 16"),
+    ("[cluster]\nnodes = 2\ncpu_mips = inf\n", "cluster.cpu_mips: Input should be a finite number"),
+    ("[cluster]\nnodes = 2\ncpu_mips = nan\n", "cluster.cpu_mips: Input should be a finite number"),
+    ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125, inf]\n", "finite"),
+    ("[cluster]\nnodes = 2\nrun_timeout_s = inf\n", "cluster.run_timeout_s"),
+    ("[cluster]\nnodes = 2\nname = \"a,b\"\n", "'a,b' is not a name"),
+    ("[cluster]\nnodes = 2\nname = \"a b\"\n", "'a b' is not a name"),
+    ("[cluster]\nnodes = 2\nname = \"" + "x" * 33 + "\"\n", "1 to 32 letters"),
+    ("[cluster]\nnodes = 2\nname = \"../../escaped\"\n", "'../../escaped' is not a name"),
+    ("[cluster]\nnodes = 2\nmemory_mib = \"1000G\"\n", "at most 16384 MiB"),
+    (GOOD + "[device.sxm]\nmips = 1e-9\n", "device.sx.sxm.mips"),
+    (GOOD.replace("station_delay_ns = 1000", "station_delay_ns = 18446744073709551615"),
+     "link.token_ring.station_delay_ns"),
+    (GOOD + "[[synthetic]]\nname = \"g h\"\ndst = 0\nsize = 1\ninterval_ns = 1\ncount = 1\n",
+     "'g h' is not a name"),
+])
+def test_values_qemu_or_the_fabric_would_refuse_are_refused_first(tmp_path, text, expect):
+    path = write(tmp_path, text)
+    with pytest.raises(MachineError) as e:
+        load_machine(path)
+    assert path in str(e.value) and expect in str(e.value), str(e.value)
+
+
+def test_a_directory_or_a_binary_file_is_a_clear_error(tmp_path):
+    with pytest.raises(MachineError, match="is not a file; give a machine name"):
+        load_machine(str(tmp_path) + "/")
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"\xff\xfe[cluster]\n")
+    with pytest.raises(MachineError, match="not a text file in UTF-8"):
+        load_machine(str(binary))
+
+
+def test_set_errors_name_the_set_and_suggest_the_field():
+    with pytest.raises(MachineError) as e:
+        load_machine("sure-sx", {"sxm.mips": -1})
+    assert "--set sxm.mips=-1: device.sx.sxm.mips" in str(e.value)
+    assert "sure-sx.toml" not in str(e.value)
+    with pytest.raises(MachineError, match="--set nodes=5: .*unknown field.*did you mean cluster.nodes"):
+        load_machine("sure-sx", {"nodes": 5})
+    with pytest.raises(MachineError, match="did you mean cluster.nodes"):
+        load_machine("plain", {"nodes": 5})
+    with pytest.raises(MachineError, match=r"(?s)sx-pair.toml with --set cluster.nodes=3: .*exactly 2 nodes"):
+        load_machine("sx-pair", {"cluster.nodes": 3})
+
+
+def test_a_bad_set_on_the_command_line_is_an_error_not_a_traceback():
+    from helpers import run_retrolink
+    r = run_retrolink("run", "plain", "--set", "nodes=5", "--", "true")
+    assert r.returncode == 2 and "did you mean cluster.nodes" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    r = run_retrolink("run", "plain", "--set", "a b=1", "--", "true")
+    assert r.returncode == 2 and "is not a field name" in r.stderr and "Traceback" not in r.stderr

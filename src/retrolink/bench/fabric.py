@@ -29,7 +29,7 @@ def timed_stretch(machine, art, script: str, seconds: int, what: str) -> float:
     run_dir = result.run_dir
     if not result.ok:
         raise StepFailed(f"fabric benchmark '{what}' failed: "
-                         + "; ".join(r.problem for r in result.nodes if r.problem)
+                         + "; ".join(result.problems)
                          + f" (logs: {run_dir})")
     m = result.marks
     wall = max(m[(n, "end")] for n in (0, 1)) - min(m[(n, "start")] for n in (0, 1))

@@ -38,7 +38,7 @@ def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: s
     say(f"  {what}")
     result = run_cluster(machine, art, scripts, "bench-sx")
     run_dir = result.run_dir
-    problems = [r.problem for r in result.nodes if r.problem]
+    problems = result.problems
     if problems:
         detail = "\n  ".join(problems)
         out = "\n".join(f"    [node{r.node}] {l}" for r in result.nodes for l in r.lines[-5:])

@@ -1,0 +1,118 @@
+"""Why a node, its QEMU or the fabric failed, in words for the user (docs/reliability.md).
+
+Everything here reads what a finished or stuck run left behind: exit statuses, the
+console and kernel logs, QEMU's and the fabric's logs, the fabric's status file and the
+state of a process. Nothing here starts or stops anything.
+"""
+import json
+import re
+import signal
+from pathlib import Path
+
+# What the guest kernel says when something went wrong inside it. A run whose kernel
+# said any of these fails, even if the command finished (a driver bug is a failure).
+KERNEL_COMPLAINT = re.compile(
+    r"(Oops\b|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|UBSAN:|"
+    r"INFO: task \S+ blocked|watchdog: BUG|rcu: INFO|retrolink-init: )")
+_TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s*")
+_CRASH = ("Kernel panic - not syncing[^\n]*", "BUG: [^\n]*", "kernel BUG at[^\n]*",
+          "Oops[^\n]*", "general protection fault[^\n]*")
+
+
+def kernel_complaints(lines, most: int = 3) -> list[str]:
+    """The first few lines of a kernel log that report a problem, without timestamps."""
+    found = []
+    for line in lines:
+        if KERNEL_COMPLAINT.search(line):
+            found.append(_TIMESTAMP.sub("", line).strip())
+            if len(found) == most:
+                break
+    return found
+
+
+def console_reason(console: Path) -> str:
+    """A short reason from the console log of a node that died."""
+    try:
+        text = console.read_text(errors="replace")
+    except OSError:
+        return "no console output"
+    for pat in _CRASH:
+        m = re.search(pat, text)
+        if m:
+            return m.group(0).strip()
+    return "it stopped without finishing (no kernel panic in the console log)"
+
+
+def last_words(log: Path) -> str:
+    """The last non-empty line a process wrote to its log ('' if none)."""
+    try:
+        lines = [l.strip() for l in log.read_text(errors="replace").splitlines() if l.strip()]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def exit_description(rc: int) -> str:
+    """'failed with exit status 1' or 'was killed by signal 9 (SIGKILL)' (a Popen returncode)."""
+    if rc >= 0:
+        return f"failed with exit status {rc}"
+    try:
+        name = signal.Signals(-rc).name
+    except ValueError:
+        name = "unknown signal"
+    return f"was killed by signal {-rc} ({name})"
+
+
+def process_state(pid: int) -> str:
+    """The kernel's one-letter state of a process ('R', 'S', 'T' stopped, ...), or ''."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def qemu_failure(node: int, rc: int, qemu_log: Path) -> str:
+    """A QEMU that exited on its own with a status that is not the guest's normal end."""
+    words = last_words(qemu_log)
+    return (f"node{node}: QEMU {exit_description(rc)}"
+            + (f"; QEMU said: {words}" if words else "") + f" (log: {qemu_log})")
+
+
+def read_fabric_status(path: Path) -> dict | None:
+    """The fabric's status file (docs/fabric.md): which nodes it waits for, if stalled."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def stalled_nodes(status: dict | None) -> list[dict]:
+    """The nodes a stalled fabric waits for: [{"node", "name", "time_ns", "silent_s"}]."""
+    if not status or not status.get("stalled"):
+        return []
+    return [w for w in status.get("waiting_for", []) if isinstance(w, dict) and "node" in w]
+
+
+def stall_reason(w: dict, pid_state: str) -> str:
+    why = (f"node{w['node']} stalled the cluster: its virtual clock stopped at "
+           f"{w.get('time_ns', 0)} ns and it has not reported to the fabric since")
+    if pid_state == "T":
+        why += "; its QEMU process is stopped (SIGSTOP or a debugger): continue it or kill it"
+    return why
+
+
+def fabric_failure(rc: int | None, died_early: bool, log: Path, stats: Path) -> str:
+    """'' if the fabric ended normally (exit 0, statistics written), else why not."""
+    words = last_words(log)
+    said = f"; its last words: {words}" if words else ""
+    if rc is not None and rc != 0:
+        return (f"the fabric {exit_description(rc)}"
+                + (" while the nodes were running" if died_early else "")
+                + f"{said} (log: {log}); the nodes lost their links and the lock-step")
+    if died_early:
+        return (f"the fabric ended while the nodes were running{said} (log: {log}); "
+                "the nodes lost their links and the lock-step")
+    if rc == 0 and not stats.exists():
+        return f"the fabric ended without writing its statistics {stats}{said} (log: {log})"
+    return ""

@@ -1,0 +1,118 @@
+"""What `retrolink run` tells the user when something goes wrong (docs/reliability.md).
+Each of these was reported as a success, or as the wrong failure, before."""
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from helpers import run_retrolink
+from retrolink import node_output
+from retrolink.machine import load_machine
+from retrolink.node_command import Artifacts
+from retrolink.progress import StepFailed
+from retrolink.runner import run_cluster
+
+FAULT = "insmod /lib/modules/retrolink-test/rl_fault.ko && echo {} > /sys/kernel/debug/rl_fault/provoke"
+
+
+@pytest.fixture(scope="module")
+def built(artifacts):
+    return artifacts
+
+
+def test_a_kernel_warning_or_oops_fails_a_run_whose_command_finished(built):
+    """node0's kernel WARNs and its command goes on; node1 Oopses inside its command.
+    Both fail the run, naming the node, the kernel's words and the kernel log."""
+    cmd = (f'case $RETROLINK_NODE in 0) {FAULT.format("warn")}; echo survived;; '
+           f'1) {FAULT.format("oops")}; echo unreachable;; esac')
+    r = run_retrolink("run", "plain", "--", cmd)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "[node0] survived" in r.stdout
+    assert "node0: the guest kernel reported a problem: WARNING:" in r.stderr, r.stderr
+    assert "rl_fault.c" in r.stderr, r.stderr       # where the kernel warned
+    assert "node1: the guest kernel reported a problem:" in r.stderr
+    assert "kernel BUG at" in r.stderr or "Oops" in r.stderr, r.stderr
+    assert "node1: command exited with status" in r.stderr
+    for n in (0, 1):
+        assert f"node{n}-kernel.log" in r.stderr
+
+
+def test_output_that_looks_like_the_end_marker_is_kept(built):
+    """A command printing the old end marker, or one with a guessed nonce, goes on."""
+    cmd = "echo '@@retrolink-end rc=0'; echo '@@retrolink-end-0123456789abcdef rc=7'; echo after"
+    r = run_retrolink("run", "plain", "--node", "0", "--", cmd)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[node0] @@retrolink-end rc=0",
+                                     "[node0] @@retrolink-end-0123456789abcdef rc=7",
+                                     "[node0] after"]
+
+
+def test_output_is_read_once_however_long_it_grows(tmp_path, monkeypatch):
+    """5 MB written in 1000 pieces, polled after each: every byte is read once (the old
+    reader re-read the whole file every 20 ms: quadratic)."""
+    read = []
+
+    class Counting:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            self.f.close()
+
+        def seek(self, n):
+            self.f.seek(n)
+
+        def read(self):
+            data = self.f.read()
+            read.append(len(data))
+            return data
+    monkeypatch.setattr(node_output, "open", lambda p, m: Counting(open(p, m)), raising=False)
+    path = tmp_path / "out"
+    out = node_output.NodeOutput(path, "@@retrolink-end-x")
+    line = b"y" * 4999 + b"\n"
+    with open(path, "wb") as f:
+        f.write(b"@@retrolink-begin node=0\n")
+        for _ in range(1000):
+            f.write(line)
+            f.flush()
+            out.poll()
+        f.write(b"@@retrolink-end-x rc=0\n[ 1.0] kernel line\n")
+    out.poll(final=True)
+    assert sum(read) == path.stat().st_size
+    assert len(out.lines) == 1000 and out.finished and out.exit_code == 0
+    assert out.kernel_log == ["[ 1.0] kernel line"]
+
+
+def _fake(tmp_path: Path, name: str, body: str) -> Path:
+    p = tmp_path / name
+    p.write_text("#!/bin/sh\n" + body + "\n")
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return p
+
+
+def test_qemus_own_error_is_named_with_its_last_words(tmp_path, monkeypatch):
+    """QEMU's error exit (status 1) was taken for the guest's normal end, and the user
+    was told 'did not boot ... no kernel panic'."""
+    monkeypatch.setenv("RETROLINK_RUNS", str(tmp_path / "runs"))
+    qemu = _fake(tmp_path, "qemu", "echo \"qemu-system-x86_64: cannot set up guest memory "
+                 "'pc.ram': Cannot allocate memory\" >&2; exit 1")
+    art = Artifacts(qemu=qemu, kernel=Path("k"), initrd=Path("i"), fabric=Path("f"))
+    result = run_cluster(load_machine("plain"), art, {0: "true"}, "t", timeout_s=60)
+    assert not result.ok
+    problem = result.nodes[0].problem
+    assert problem.startswith("node0: QEMU failed with exit status 1; QEMU said: "
+                              "qemu-system-x86_64: cannot set up guest memory"), problem
+    assert "did not boot" not in problem
+
+
+def test_a_fabric_that_refuses_to_start_is_an_error_not_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("RETROLINK_RUNS", str(tmp_path / "runs"))
+    fabric = _fake(tmp_path, "fabric", "echo 'fabric: conf:3: topology: bad rate' >&2; exit 2")
+    art = Artifacts(qemu=Path("q"), kernel=Path("k"), initrd=Path("i"), fabric=fabric)
+    with pytest.raises(StepFailed, match="the fabric refused to start .it failed with exit "
+                       "status 2.: fabric: conf:3: topology: bad rate"):
+        run_cluster(load_machine("sx-pair"), art, {}, "t", timeout_s=60)
