@@ -44,7 +44,7 @@ def test_panic_is_reported_with_console_log():
 
 
 def test_hung_node_times_out_and_is_named():
-    r = run_retrolink("run", "plain", "--node", "1", "--timeout", "25", "--", "sh", "-c",
+    r = run_retrolink("run", "plain", "--node", "1", "--timeout", "45", "--", "sh", "-c",
                       "while :; do :; done")
     assert r.returncode == 1
     assert "node1 did not finish its command: timed out" in r.stderr
