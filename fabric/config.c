@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "proto.h"
 
 #define MAXTOK 64
 
@@ -84,10 +85,13 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
     }
     if (!(s = kv_get(keys, vals, m, "size", used)) || parse_u64(s, &size) || size > RL_MAX_PAYLOAD ||
         !(s = kv_get(keys, vals, m, "interval_ns", used)) || parse_u64(s, &interval) || !interval ||
+        interval >= TIME_LIMIT ||
         !(s = kv_get(keys, vals, m, "count", used)) || parse_u64(s, &count) ||
-        ((s = kv_get(keys, vals, m, "start_ns", used)) && parse_u64(s, &start))) {
+        ((s = kv_get(keys, vals, m, "start_ns", used)) && parse_u64(s, &start)) ||
+        start >= TIME_LIMIT) {
         snprintf(err, errlen, "synthetic %llu: needs size (<= %d), interval_ns (> 0), count, "
-                 "optional start_ns, as whole numbers", (unsigned long long)id, RL_MAX_PAYLOAD);
+                 "optional start_ns, as whole numbers (times below 2^63)",
+                 (unsigned long long)id, RL_MAX_PAYLOAD);
         return -1;
     }
     for (int i = 0; i < m; i++) {

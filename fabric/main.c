@@ -219,6 +219,20 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
     eq_push(&f->queue, &ev);
 }
 
+/* A node's clock is between its last report and its grant (which it may pass by
+ * up to its granularity - 1); else it is cut off. */
+static bool time_within_grant(struct fabric *f, struct node *n, const char *what, uint64_t t)
+{
+    if (t >= n->t && t <= sat_add(n->grant, n->granularity - 1)) {
+        return true;
+    }
+    char why[128];
+    snprintf(why, sizeof(why), "%s time %llu outside [%llu, grant %llu]", what,
+             (unsigned long long)t, (unsigned long long)n->t, (unsigned long long)n->grant);
+    protocol_error(f, n, why);
+    return false;
+}
+
 static void handle_message(struct fabric *f, struct node *n, size_t len)
 {
     char why[256];
@@ -234,11 +248,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         return;
     case RL_MSG_SYNC: {
         const struct rl_sync *s = (const void *)msgbuf;
-        if (h->time_ns < n->t || h->time_ns > sat_add(n->grant, n->granularity - 1)) {
-            snprintf(why, sizeof(why), "SYNC time %llu outside [%llu, grant %llu]",
-                     (unsigned long long)h->time_ns, (unsigned long long)n->t,
-                     (unsigned long long)n->grant);
-            protocol_error(f, n, why);
+        if (!time_within_grant(f, n, "SYNC", h->time_ns)) {
             return;
         }
         if (s->promise_ns < h->time_ns) {
@@ -256,7 +266,10 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         handle_frame(f, n, len);
         return;
     case RL_MSG_BYE:
-        n->t = max64(n->t, h->time_ns);
+        if (!time_within_grant(f, n, "BYE", h->time_ns)) {
+            return;
+        }
+        n->t = h->time_ns;
         node_gone(f, n, NULL);
         return;
     }
@@ -273,7 +286,7 @@ static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
     fr->data = calloc(1, n->syn_size ? n->syn_size : 1);
     n->bytes_sent += n->syn_size;
     n->syn_left--;
-    n->syn_next = n->syn_left ? now + n->syn_interval : NEVER;
+    n->syn_next = n->syn_left ? sat_add(now, n->syn_interval) : NEVER;
     if (n->syn_left) {
         struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
         eq_push(&f->queue, &ev);
