@@ -200,7 +200,9 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
     uint64_t floor = max64(node_send_floor(n), f->horizon);
     if (ready < floor) {
         f->causality_violations++;
-        ready = floor;
+        /* the floor may be a promise of "none", or an arrival plus a reaction
+         * time near the limit: the latencies still to add must not wrap */
+        ready = min64(floor, TIME_LIMIT - 1);
     }
     struct frame *fr = calloc(1, sizeof(*fr));
     fr->src = n->id;
