@@ -20,6 +20,8 @@
 #include "stats.h"
 
 #define MAX_PENDING 64
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define MSG_MAX (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
 
 static volatile sig_atomic_t stop_requested;
@@ -51,14 +53,6 @@ static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t l
     }
 }
 
-void frame_free(struct frame *fr)
-{
-    if (fr) {
-        free(fr->data);
-        free(fr);
-    }
-}
-
 void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr)
 {
     if (f->trace) {
@@ -72,6 +66,26 @@ void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, 
     struct event ev = { .time = time, .kind = EV_TOPO, .node = 0, .seq = f->event_seq++,
                         .topo_kind = topo_kind, .ptr = ptr, .arg = arg };
     eq_push(&f->queue, &ev);
+}
+
+/* A frame leaves the fabric: its sender no longer has it in the fabric's hands. */
+static void frame_done(struct fabric *f, struct frame *fr)
+{
+    struct node *src = &f->nodes[fr->src];
+    src->held_frames--;
+    src->held_bytes -= fr->len;
+    free(fr->data);
+    free(fr);
+}
+
+/* Arrivals that node n's clock has reached (or all, when n left) are no longer
+ * in flight for their senders. */
+static void arrivals_reached(struct fabric *f, struct node *n, uint64_t t)
+{
+    struct arrival a;
+    while (pa_pop_before(&n->arrivals, t, &a)) {
+        f->nodes[a.src].ahead--;
+    }
 }
 
 void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
@@ -99,7 +113,7 @@ void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
         }
     }
     fabric_trace(f, fr->ready, what, fr);
-    frame_free(fr);
+    frame_done(f, fr);
 }
 
 void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
@@ -109,7 +123,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     fabric_trace(f, arrival, "arrive", fr);
     if (d->kind == NODE_SYNTHETIC) {
         d->frames_received++;         /* a synthetic node is a sink */
-        frame_free(fr);
+        frame_done(f, fr);
         return;
     }
     if (!d->alive) {
@@ -131,10 +145,11 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     m->flags = fr->flags;
     m->seq = f->deliver_seq++;
     memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
-    pa_push(&d->arrivals, arrival);
+    pa_push(&d->arrivals, arrival, fr->src);
+    f->nodes[fr->src].ahead++;
     d->frames_received++;
     d->bytes_received += fr->len;
-    frame_free(fr);
+    frame_done(f, fr);
     send_msg(f, d, msgbuf, len);
 }
 
@@ -161,6 +176,7 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
     n->alive = false;
     n->gone = true;
     n->waiting = false;
+    arrivals_reached(f, n, NEVER);
     if (n->fd >= 0) {
         close(n->fd);
         n->fd = -1;
@@ -196,6 +212,16 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
         protocol_error(f, n, "frame ready time went backwards");
         return;
     }
+    if (n->held_frames + n->ahead >= MAX_IN_FLIGHT_FRAMES) {
+        protocol_error(f, n, "more than " STR(MAX_IN_FLIGHT_FRAMES) " frames in flight "
+                       "(sent, not yet reached by their receivers)");
+        return;
+    }
+    if (n->held_bytes + m->len > (uint64_t)MAX_IN_FLIGHT_MIB << 20) {
+        protocol_error(f, n, "more than " STR(MAX_IN_FLIGHT_MIB) " MiB in flight "
+                       "(sent, not yet delivered)");
+        return;
+    }
     n->last_ready = ready;
     uint64_t floor = max64(node_send_floor(n), f->horizon);
     if (ready < floor) {
@@ -215,6 +241,8 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
     memcpy(fr->data, msgbuf + sizeof(*m), m->len);
     n->frames_sent++;
     n->bytes_sent += m->len;
+    n->held_frames++;
+    n->held_bytes += m->len;
     (void)len;
     struct event ev = { .time = ready, .kind = EV_INJECT, .node = n->id, .seq = m->seq,
                         .ptr = fr };
@@ -261,7 +289,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         n->syncs++;
         n->promise = s->promise_ns;
         n->waiting = true;
-        pa_drop_before(&n->arrivals, n->t);
+        arrivals_reached(f, n, n->t);
         return;
     }
     case RL_MSG_FRAME:
@@ -287,6 +315,8 @@ static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
     fr->ready = now;
     fr->data = calloc(1, n->syn_size ? n->syn_size : 1);
     n->bytes_sent += n->syn_size;
+    n->held_frames++;
+    n->held_bytes += n->syn_size;
     n->syn_left--;
     n->syn_next = n->syn_left ? sat_add(now, n->syn_interval) : NEVER;
     if (n->syn_left) {
