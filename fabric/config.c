@@ -122,6 +122,7 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    f->stall_report_s = 5;
     while (fgets(line, sizeof(line), in)) {
         lineno++;
         char *hash = strchr(line, '#');
@@ -182,6 +183,12 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             snprintf(f->stats_path, sizeof(f->stats_path), "%s", tok[1]);
         } else if (!strcmp(tok[0], "trace") && n == 2) {
             snprintf(f->trace_path, sizeof(f->trace_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "status") && n == 2) {
+            snprintf(f->status_path, sizeof(f->status_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "stall_report_s") && n == 2) {
+            if (parse_u64(tok[1], &f->stall_report_s) || f->stall_report_s > 86400) {
+                snprintf(msg, sizeof(msg), "stall_report_s: expected whole seconds, 0..86400");
+            }
         } else {
             snprintf(msg, sizeof(msg), "unknown directive or wrong number of arguments: '%s'",
                      tok[0]);

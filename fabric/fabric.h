@@ -73,6 +73,9 @@ struct node {
     uint64_t ahead;          /* its frames delivered, not yet reached by the receiver */
     uint64_t frames_sent, frames_received, bytes_sent, bytes_received;
     uint64_t syncs;          /* SYNC messages: the lock-step exchanges it needed */
+    double last_sync_wall;   /* wall clock of its last SYNC (or the start), for stall reports */
+    bool stall_named;        /* named on stderr in the current stall */
+    bool in_status;          /* listed in the status file as holding the cluster up */
     /* synthetic nodes */
     uint32_t syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
@@ -120,7 +123,7 @@ struct event_queue {
 
 struct fabric {
     char socket_path[108];
-    char stats_path[4096], trace_path[4096];
+    char stats_path[4096], trace_path[4096], status_path[4096];
     FILE *trace;
     uint32_t nnodes;
     struct node *nodes;
@@ -133,7 +136,20 @@ struct fabric {
     uint64_t causality_violations;
     uint64_t drops_unknown_dst, drops_dead_dst, drops_oversize;
     bool started;             /* every VM node said HELLO */
+    uint64_t stall_report_s;  /* report a stall after this many wall seconds; 0: never */
+    double last_progress;     /* wall clock of the last grant */
+    bool stalled;             /* a stall has been reported and goes on */
 };
+
+/* log.c: a line on stderr, prefixed "fabric: " */
+void fabric_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* stall.c */
+double wall_now(void);                 /* monotonic wall clock, seconds */
+void stall_start(struct fabric *f);    /* the cluster started */
+void stall_progress(struct fabric *f); /* some node was granted more time */
+void stall_check(struct fabric *f);    /* report a stall if one is due */
+int stall_poll_ms(const struct fabric *f, int longest);
 
 /* events.c */
 void eq_push(struct event_queue *q, const struct event *ev);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,15 +26,6 @@
 static volatile sig_atomic_t stop_requested;
 static uint8_t msgbuf[MSG_MAX + 1];
 
-static void logf_(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("fabric: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 static void node_gone(struct fabric *f, struct node *n, const char *why);
 
@@ -94,7 +84,7 @@ void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
     bool *said = !strcmp(reason, "destination down") ? &said_dead :
                  !strcmp(reason, "unknown destination") ? &said_unknown : &said_big;
     if (!*said) {
-        logf_("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
+        fabric_log("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
               reason, fr->src, fr->dst, fr->len);
         *said = true;
     }
@@ -169,9 +159,9 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
         return;
     }
     if (why) {
-        logf_("node %u (%s): %s; disconnected", n->id, n->name, why);
+        fabric_log("node %u (%s): %s; disconnected", n->id, n->name, why);
     } else {
-        logf_("node %u (%s) left at %llu ns", n->id, n->name, (unsigned long long)n->t);
+        fabric_log("node %u (%s) left at %llu ns", n->id, n->name, (unsigned long long)n->t);
     }
     n->alive = false;
     n->gone = true;
@@ -287,6 +277,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         }
         n->t = h->time_ns;
         n->syncs++;
+        n->last_sync_wall = wall_now();
         n->promise = s->promise_ns;
         n->waiting = true;
         arrivals_reached(f, n, n->t);
@@ -379,6 +370,7 @@ static void advance(struct fabric *f)
         f->horizon = max64(f->horizon, ev.time);
         run_event(f, &ev);
     }
+    bool granted = false;
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         uint64_t grant = node_grant(n, a[k]);
@@ -387,8 +379,12 @@ static void advance(struct fabric *f)
             rl_msg_hdr_init(&g, RL_MSG_GRANT, sizeof(g), n->id, grant);
             n->grant = grant;
             n->waiting = false;
+            granted = true;
             send_msg(f, n, &g, sizeof(g));
         }
+    }
+    if (granted) {
+        stall_progress(f);
     }
     free(e);
     free(a);
@@ -404,7 +400,7 @@ static void start_cluster(struct fabric *f)
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->granularity > lookahead) {
             /* with less lookahead than one instruction, no node could ever advance */
-            logf_("the topology's least latency (%llu ns, last hop) is shorter than node "
+            fabric_log("the topology's least latency (%llu ns, last hop) is shorter than node "
                   "%u's instruction time (%llu ns): raise the link latency "
                   "(prop_ns, overhead_bytes) or the guest CPU speed (cluster.cpu_mips)",
                   (unsigned long long)lookahead, n->id,
@@ -420,6 +416,7 @@ static void start_cluster(struct fabric *f)
         }
     }
     sync_compute(f, e, a);
+    stall_start(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->alive) {
@@ -429,7 +426,7 @@ static void start_cluster(struct fabric *f)
             send_msg(f, n, &w, sizeof(w));
         }
     }
-    logf_("all %u node(s) connected; cluster started", f->nnodes);
+    fabric_log("all %u node(s) connected; cluster started", f->nnodes);
     free(e);
     free(a);
 }
@@ -456,7 +453,7 @@ static void handle_hello(struct fabric *f, int fd)
         snprintf(why, sizeof(why), "the cluster has already started");
     }
     if (why[0]) {
-        logf_("refusing a connection: %s", why);
+        fabric_log("refusing a connection: %s", why);
         struct rl_error e;
         memset(&e, 0, sizeof(e));
         rl_msg_hdr_init(&e.h, RL_MSG_ERROR, sizeof(e), 0, 0);
@@ -473,7 +470,7 @@ static void handle_hello(struct fabric *f, int fd)
     n->granularity = h->granularity_ns ? h->granularity_ns : 1;
     char name[RL_NAME_LEN + 1] = { 0 };
     memcpy(name, h->name, RL_NAME_LEN);
-    logf_("node %u (%s) connected as %s", n->id, n->name, name);
+    fabric_log("node %u (%s) connected as %s", n->id, n->name, name);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         if (f->nodes[k].kind == NODE_VM && !f->nodes[k].hello) {
             return;
@@ -496,7 +493,7 @@ static int listen_on(const char *path)
     strcpy(addr.sun_path, path);
     unlink(path);
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
-        logf_("cannot listen on %s: %s", path, strerror(errno));
+        fabric_log("cannot listen on %s: %s", path, strerror(errno));
         exit(1);
     }
     return fd;
@@ -553,11 +550,11 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < f.nnodes; k++) {
             pfd[n++] = (struct pollfd){ .fd = f.nodes[k].fd, .events = POLLIN };
         }
-        if (poll(pfd, n, 1000) < 0) {
+        if (poll(pfd, n, stall_poll_ms(&f, 1000)) < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            logf_("poll: %s", strerror(errno));
+            fabric_log("poll: %s", strerror(errno));
             break;
         }
         if (pfd[0].revents & POLLIN) {
@@ -610,6 +607,7 @@ int main(int argc, char **argv)
         }
         if (f.started) {
             advance(&f);
+            stall_check(&f);
         }
     }
     stats_write(&f);
