@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "proto.h"
 
 #define MAXTOK 64
 
@@ -84,10 +85,13 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
     }
     if (!(s = kv_get(keys, vals, m, "size", used)) || parse_u64(s, &size) || size > RL_MAX_PAYLOAD ||
         !(s = kv_get(keys, vals, m, "interval_ns", used)) || parse_u64(s, &interval) || !interval ||
+        interval >= TIME_LIMIT ||
         !(s = kv_get(keys, vals, m, "count", used)) || parse_u64(s, &count) ||
-        ((s = kv_get(keys, vals, m, "start_ns", used)) && parse_u64(s, &start))) {
+        ((s = kv_get(keys, vals, m, "start_ns", used)) && parse_u64(s, &start)) ||
+        start >= TIME_LIMIT) {
         snprintf(err, errlen, "synthetic %llu: needs size (<= %d), interval_ns (> 0), count, "
-                 "optional start_ns, as whole numbers", (unsigned long long)id, RL_MAX_PAYLOAD);
+                 "optional start_ns, as whole numbers (times below 2^63)",
+                 (unsigned long long)id, RL_MAX_PAYLOAD);
         return -1;
     }
     for (int i = 0; i < m; i++) {
@@ -118,6 +122,7 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    f->stall_report_s = 5;
     while (fgets(line, sizeof(line), in)) {
         lineno++;
         char *hash = strchr(line, '#');
@@ -178,6 +183,12 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             snprintf(f->stats_path, sizeof(f->stats_path), "%s", tok[1]);
         } else if (!strcmp(tok[0], "trace") && n == 2) {
             snprintf(f->trace_path, sizeof(f->trace_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "status") && n == 2) {
+            snprintf(f->status_path, sizeof(f->status_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "stall_report_s") && n == 2) {
+            if (parse_u64(tok[1], &f->stall_report_s) || f->stall_report_s > 86400) {
+                snprintf(msg, sizeof(msg), "stall_report_s: expected whole seconds, 0..86400");
+            }
         } else {
             snprintf(msg, sizeof(msg), "unknown directive or wrong number of arguments: '%s'",
                      tok[0]);

@@ -74,54 +74,55 @@ bool eq_pop(struct event_queue *q, struct event *out)
     return true;
 }
 
-void pa_push(struct pending_arrivals *p, uint64_t t)
+static void pa_swap(struct arrival *a, struct arrival *b)
+{
+    struct arrival t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void pa_push(struct pending_arrivals *p, uint64_t t, uint32_t src)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 16;
-        p->t = realloc(p->t, p->cap * sizeof(*p->t));
-        if (!p->t) {
+        p->a = realloc(p->a, p->cap * sizeof(*p->a));
+        if (!p->a) {
             abort();
         }
     }
     size_t i = p->n++;
-    p->t[i] = t;
-    while (i > 0 && p->t[i] < p->t[(i - 1) / 2]) {
-        uint64_t x = p->t[i];
-        p->t[i] = p->t[(i - 1) / 2];
-        p->t[(i - 1) / 2] = x;
+    p->a[i] = (struct arrival){ .t = t, .src = src };
+    while (i > 0 && p->a[i].t < p->a[(i - 1) / 2].t) {
+        pa_swap(&p->a[i], &p->a[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
 }
 
-static void pa_pop(struct pending_arrivals *p)
+bool pa_pop_before(struct pending_arrivals *p, uint64_t t, struct arrival *out)
 {
-    p->t[0] = p->t[--p->n];
+    if (!p->n || p->a[0].t >= t) {
+        return false;
+    }
+    *out = p->a[0];
+    p->a[0] = p->a[--p->n];
     for (size_t i = 0;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < p->n && p->t[l] < p->t[m]) {
+        if (l < p->n && p->a[l].t < p->a[m].t) {
             m = l;
         }
-        if (r < p->n && p->t[r] < p->t[m]) {
+        if (r < p->n && p->a[r].t < p->a[m].t) {
             m = r;
         }
         if (m == i) {
             break;
         }
-        uint64_t x = p->t[i];
-        p->t[i] = p->t[m];
-        p->t[m] = x;
+        pa_swap(&p->a[i], &p->a[m]);
         i = m;
     }
-}
-
-void pa_drop_before(struct pending_arrivals *p, uint64_t t)
-{
-    while (p->n && p->t[0] < t) {
-        pa_pop(p);
-    }
+    return true;
 }
 
 uint64_t pa_min(const struct pending_arrivals *p)
 {
-    return p->n ? p->t[0] : NEVER;
+    return p->n ? p->a[0].t : NEVER;
 }

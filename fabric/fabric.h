@@ -37,8 +37,22 @@ struct frame {
 
 enum node_kind { NODE_VM, NODE_SYNTHETIC };
 
-struct pending_arrivals {    /* arrival times delivered to a node, a min-heap */
-    uint64_t *t;
+/*
+ * What one node may have in flight: frames it sent that the fabric still holds
+ * (queued, on a link, in a switch) or has delivered ahead of their receiver's
+ * clock. A real board keeps a few (the SX board has 8 transmit slots); a node
+ * beyond either bound is cut off (docs/fabric.md, "Limits").
+ */
+#define MAX_IN_FLIGHT_FRAMES 4096
+#define MAX_IN_FLIGHT_MIB 16          /* payload bytes the fabric holds for one sender */
+
+struct arrival {
+    uint64_t t;
+    uint32_t src;            /* its sender, which has it in flight until then */
+};
+
+struct pending_arrivals {    /* arrivals delivered to a node, a min-heap by time */
+    struct arrival *a;
     size_t n, cap;
 };
 
@@ -55,8 +69,13 @@ struct node {
     uint64_t grant;          /* last grant sent */
     uint64_t last_ready;     /* FRAME ready times must not go backwards */
     struct pending_arrivals arrivals;
+    uint64_t held_frames, held_bytes;   /* its frames the fabric holds */
+    uint64_t ahead;          /* its frames delivered, not yet reached by the receiver */
     uint64_t frames_sent, frames_received, bytes_sent, bytes_received;
     uint64_t syncs;          /* SYNC messages: the lock-step exchanges it needed */
+    double last_sync_wall;   /* wall clock of its last SYNC (or the start), for stall reports */
+    bool stall_named;        /* named on stderr in the current stall */
+    bool in_status;          /* listed in the status file as holding the cluster up */
     /* synthetic nodes */
     uint32_t syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
@@ -104,7 +123,7 @@ struct event_queue {
 
 struct fabric {
     char socket_path[108];
-    char stats_path[4096], trace_path[4096];
+    char stats_path[4096], trace_path[4096], status_path[4096];
     FILE *trace;
     uint32_t nnodes;
     struct node *nodes;
@@ -117,14 +136,28 @@ struct fabric {
     uint64_t causality_violations;
     uint64_t drops_unknown_dst, drops_dead_dst, drops_oversize;
     bool started;             /* every VM node said HELLO */
+    uint64_t stall_report_s;  /* report a stall after this many wall seconds; 0: never */
+    double last_progress;     /* wall clock of the last grant */
+    bool stalled;             /* a stall has been reported and goes on */
 };
+
+/* log.c: a line on stderr, prefixed "fabric: " */
+void fabric_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* stall.c */
+double wall_now(void);                 /* monotonic wall clock, seconds */
+void stall_start(struct fabric *f);    /* the cluster started */
+void stall_progress(struct fabric *f); /* some node was granted more time */
+void stall_check(struct fabric *f);    /* report a stall if one is due */
+int stall_poll_ms(const struct fabric *f, int longest);
 
 /* events.c */
 void eq_push(struct event_queue *q, const struct event *ev);
 bool eq_pop(struct event_queue *q, struct event *out);
 const struct event *eq_peek(const struct event_queue *q);
-void pa_push(struct pending_arrivals *p, uint64_t t);
-void pa_drop_before(struct pending_arrivals *p, uint64_t t);
+void pa_push(struct pending_arrivals *p, uint64_t t, uint32_t src);
+/* Remove the earliest arrival if it is before t; false if there is none. */
+bool pa_pop_before(struct pending_arrivals *p, uint64_t t, struct arrival *out);
 uint64_t pa_min(const struct pending_arrivals *p);
 
 /* main.c: used by topologies and synthetic nodes */
@@ -132,7 +165,6 @@ void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, 
 void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival);
 void fabric_drop(struct fabric *f, struct frame *fr, const char *reason);
 void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr);
-void frame_free(struct frame *fr);
 
 /* topologies */
 extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops;

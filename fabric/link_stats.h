@@ -29,6 +29,9 @@ static inline void link_print(FILE *out, const struct link_stats *s, int first)
             (unsigned long long)s->queue_ns_total, (unsigned long long)s->queue_ns_max);
 }
 
+/* No topology parameter (a time in ns, a rate in bytes/s, a count) is larger. */
+#define TOPO_PARAM_MAX UINT64_C(1000000000000)
+
 /* Look up key in parallel key/value arrays; marks it used. */
 int topo_param(char **keys, char **vals, int n, bool *used, const char *key, bool required,
                uint64_t *out, char *err, size_t errlen);

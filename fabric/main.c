@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -20,20 +19,13 @@
 #include "stats.h"
 
 #define MAX_PENDING 64
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define MSG_MAX (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
 
 static volatile sig_atomic_t stop_requested;
 static uint8_t msgbuf[MSG_MAX + 1];
 
-static void logf_(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("fabric: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 static void node_gone(struct fabric *f, struct node *n, const char *why);
 
@@ -48,14 +40,6 @@ static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t l
     } while (r < 0 && errno == EINTR);
     if (r != (ssize_t)len) {
         node_gone(f, n, r < 0 ? strerror(errno) : "short write");
-    }
-}
-
-void frame_free(struct frame *fr)
-{
-    if (fr) {
-        free(fr->data);
-        free(fr);
     }
 }
 
@@ -74,13 +58,33 @@ void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, 
     eq_push(&f->queue, &ev);
 }
 
+/* A frame leaves the fabric: its sender no longer has it in the fabric's hands. */
+static void frame_done(struct fabric *f, struct frame *fr)
+{
+    struct node *src = &f->nodes[fr->src];
+    src->held_frames--;
+    src->held_bytes -= fr->len;
+    free(fr->data);
+    free(fr);
+}
+
+/* Arrivals that node n's clock has reached (or all, when n left) are no longer
+ * in flight for their senders. */
+static void arrivals_reached(struct fabric *f, struct node *n, uint64_t t)
+{
+    struct arrival a;
+    while (pa_pop_before(&n->arrivals, t, &a)) {
+        f->nodes[a.src].ahead--;
+    }
+}
+
 void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
 {
     static bool said_dead, said_unknown, said_big;
     bool *said = !strcmp(reason, "destination down") ? &said_dead :
                  !strcmp(reason, "unknown destination") ? &said_unknown : &said_big;
     if (!*said) {
-        logf_("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
+        fabric_log("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
               reason, fr->src, fr->dst, fr->len);
         *said = true;
     }
@@ -99,7 +103,7 @@ void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
         }
     }
     fabric_trace(f, fr->ready, what, fr);
-    frame_free(fr);
+    frame_done(f, fr);
 }
 
 void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
@@ -109,7 +113,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     fabric_trace(f, arrival, "arrive", fr);
     if (d->kind == NODE_SYNTHETIC) {
         d->frames_received++;         /* a synthetic node is a sink */
-        frame_free(fr);
+        frame_done(f, fr);
         return;
     }
     if (!d->alive) {
@@ -131,10 +135,11 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     m->flags = fr->flags;
     m->seq = f->deliver_seq++;
     memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
-    pa_push(&d->arrivals, arrival);
+    pa_push(&d->arrivals, arrival, fr->src);
+    f->nodes[fr->src].ahead++;
     d->frames_received++;
     d->bytes_received += fr->len;
-    frame_free(fr);
+    frame_done(f, fr);
     send_msg(f, d, msgbuf, len);
 }
 
@@ -154,13 +159,14 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
         return;
     }
     if (why) {
-        logf_("node %u (%s): %s; disconnected", n->id, n->name, why);
+        fabric_log("node %u (%s): %s; disconnected", n->id, n->name, why);
     } else {
-        logf_("node %u (%s) left at %llu ns", n->id, n->name, (unsigned long long)n->t);
+        fabric_log("node %u (%s) left at %llu ns", n->id, n->name, (unsigned long long)n->t);
     }
     n->alive = false;
     n->gone = true;
     n->waiting = false;
+    arrivals_reached(f, n, NEVER);
     if (n->fd >= 0) {
         close(n->fd);
         n->fd = -1;
@@ -196,11 +202,23 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
         protocol_error(f, n, "frame ready time went backwards");
         return;
     }
+    if (n->held_frames + n->ahead >= MAX_IN_FLIGHT_FRAMES) {
+        protocol_error(f, n, "more than " STR(MAX_IN_FLIGHT_FRAMES) " frames in flight "
+                       "(sent, not yet reached by their receivers)");
+        return;
+    }
+    if (n->held_bytes + m->len > (uint64_t)MAX_IN_FLIGHT_MIB << 20) {
+        protocol_error(f, n, "more than " STR(MAX_IN_FLIGHT_MIB) " MiB in flight "
+                       "(sent, not yet delivered)");
+        return;
+    }
     n->last_ready = ready;
     uint64_t floor = max64(node_send_floor(n), f->horizon);
     if (ready < floor) {
         f->causality_violations++;
-        ready = floor;
+        /* the floor may be a promise of "none", or an arrival plus a reaction
+         * time near the limit: the latencies still to add must not wrap */
+        ready = min64(floor, TIME_LIMIT - 1);
     }
     struct frame *fr = calloc(1, sizeof(*fr));
     fr->src = n->id;
@@ -213,10 +231,26 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
     memcpy(fr->data, msgbuf + sizeof(*m), m->len);
     n->frames_sent++;
     n->bytes_sent += m->len;
+    n->held_frames++;
+    n->held_bytes += m->len;
     (void)len;
     struct event ev = { .time = ready, .kind = EV_INJECT, .node = n->id, .seq = m->seq,
                         .ptr = fr };
     eq_push(&f->queue, &ev);
+}
+
+/* A node's clock is between its last report and its grant (which it may pass by
+ * up to its granularity - 1); else it is cut off. */
+static bool time_within_grant(struct fabric *f, struct node *n, const char *what, uint64_t t)
+{
+    if (t >= n->t && t <= sat_add(n->grant, n->granularity - 1)) {
+        return true;
+    }
+    char why[128];
+    snprintf(why, sizeof(why), "%s time %llu outside [%llu, grant %llu]", what,
+             (unsigned long long)t, (unsigned long long)n->t, (unsigned long long)n->grant);
+    protocol_error(f, n, why);
+    return false;
 }
 
 static void handle_message(struct fabric *f, struct node *n, size_t len)
@@ -234,11 +268,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         return;
     case RL_MSG_SYNC: {
         const struct rl_sync *s = (const void *)msgbuf;
-        if (h->time_ns < n->t || h->time_ns > sat_add(n->grant, n->granularity - 1)) {
-            snprintf(why, sizeof(why), "SYNC time %llu outside [%llu, grant %llu]",
-                     (unsigned long long)h->time_ns, (unsigned long long)n->t,
-                     (unsigned long long)n->grant);
-            protocol_error(f, n, why);
+        if (!time_within_grant(f, n, "SYNC", h->time_ns)) {
             return;
         }
         if (s->promise_ns < h->time_ns) {
@@ -247,16 +277,20 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         }
         n->t = h->time_ns;
         n->syncs++;
+        n->last_sync_wall = wall_now();
         n->promise = s->promise_ns;
         n->waiting = true;
-        pa_drop_before(&n->arrivals, n->t);
+        arrivals_reached(f, n, n->t);
         return;
     }
     case RL_MSG_FRAME:
         handle_frame(f, n, len);
         return;
     case RL_MSG_BYE:
-        n->t = max64(n->t, h->time_ns);
+        if (!time_within_grant(f, n, "BYE", h->time_ns)) {
+            return;
+        }
+        n->t = h->time_ns;
         node_gone(f, n, NULL);
         return;
     }
@@ -272,8 +306,10 @@ static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
     fr->ready = now;
     fr->data = calloc(1, n->syn_size ? n->syn_size : 1);
     n->bytes_sent += n->syn_size;
+    n->held_frames++;
+    n->held_bytes += n->syn_size;
     n->syn_left--;
-    n->syn_next = n->syn_left ? now + n->syn_interval : NEVER;
+    n->syn_next = n->syn_left ? sat_add(now, n->syn_interval) : NEVER;
     if (n->syn_left) {
         struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
         eq_push(&f->queue, &ev);
@@ -334,6 +370,7 @@ static void advance(struct fabric *f)
         f->horizon = max64(f->horizon, ev.time);
         run_event(f, &ev);
     }
+    bool granted = false;
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         uint64_t grant = node_grant(n, a[k]);
@@ -342,8 +379,12 @@ static void advance(struct fabric *f)
             rl_msg_hdr_init(&g, RL_MSG_GRANT, sizeof(g), n->id, grant);
             n->grant = grant;
             n->waiting = false;
+            granted = true;
             send_msg(f, n, &g, sizeof(g));
         }
+    }
+    if (granted) {
+        stall_progress(f);
     }
     free(e);
     free(a);
@@ -359,7 +400,7 @@ static void start_cluster(struct fabric *f)
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->granularity > lookahead) {
             /* with less lookahead than one instruction, no node could ever advance */
-            logf_("the topology's least latency (%llu ns, last hop) is shorter than node "
+            fabric_log("the topology's least latency (%llu ns, last hop) is shorter than node "
                   "%u's instruction time (%llu ns): raise the link latency "
                   "(prop_ns, overhead_bytes) or the guest CPU speed (cluster.cpu_mips)",
                   (unsigned long long)lookahead, n->id,
@@ -375,6 +416,7 @@ static void start_cluster(struct fabric *f)
         }
     }
     sync_compute(f, e, a);
+    stall_start(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->alive) {
@@ -384,7 +426,7 @@ static void start_cluster(struct fabric *f)
             send_msg(f, n, &w, sizeof(w));
         }
     }
-    logf_("all %u node(s) connected; cluster started", f->nnodes);
+    fabric_log("all %u node(s) connected; cluster started", f->nnodes);
     free(e);
     free(a);
 }
@@ -411,7 +453,7 @@ static void handle_hello(struct fabric *f, int fd)
         snprintf(why, sizeof(why), "the cluster has already started");
     }
     if (why[0]) {
-        logf_("refusing a connection: %s", why);
+        fabric_log("refusing a connection: %s", why);
         struct rl_error e;
         memset(&e, 0, sizeof(e));
         rl_msg_hdr_init(&e.h, RL_MSG_ERROR, sizeof(e), 0, 0);
@@ -428,7 +470,7 @@ static void handle_hello(struct fabric *f, int fd)
     n->granularity = h->granularity_ns ? h->granularity_ns : 1;
     char name[RL_NAME_LEN + 1] = { 0 };
     memcpy(name, h->name, RL_NAME_LEN);
-    logf_("node %u (%s) connected as %s", n->id, n->name, name);
+    fabric_log("node %u (%s) connected as %s", n->id, n->name, name);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         if (f->nodes[k].kind == NODE_VM && !f->nodes[k].hello) {
             return;
@@ -451,7 +493,7 @@ static int listen_on(const char *path)
     strcpy(addr.sun_path, path);
     unlink(path);
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
-        logf_("cannot listen on %s: %s", path, strerror(errno));
+        fabric_log("cannot listen on %s: %s", path, strerror(errno));
         exit(1);
     }
     return fd;
@@ -508,11 +550,11 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < f.nnodes; k++) {
             pfd[n++] = (struct pollfd){ .fd = f.nodes[k].fd, .events = POLLIN };
         }
-        if (poll(pfd, n, 1000) < 0) {
+        if (poll(pfd, n, stall_poll_ms(&f, 1000)) < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            logf_("poll: %s", strerror(errno));
+            fabric_log("poll: %s", strerror(errno));
             break;
         }
         if (pfd[0].revents & POLLIN) {
@@ -565,6 +607,7 @@ int main(int argc, char **argv)
         }
         if (f.started) {
             advance(&f);
+            stall_check(&f);
         }
     }
     stats_write(&f);

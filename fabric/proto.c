@@ -10,6 +10,12 @@
 #include "rl-wire.h"
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
+#define TIME_CHECK(what, t) do { \
+        if ((t) >= TIME_LIMIT) { \
+            FAIL("%s %llu ns is beyond the fabric's limit of 2^63 ns", what, \
+                 (unsigned long long)(t)); \
+        } \
+    } while (0)
 
 int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whylen)
 {
@@ -41,17 +47,27 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
         if (hello.granularity_ns > (1u << 20)) {
             FAIL("HELLO granularity %u ns is beyond any icount shift", hello.granularity_ns);
         }
+        TIME_CHECK("HELLO time", h.time_ns);
+        TIME_CHECK("HELLO reaction time", hello.reaction_ns);
         return 0;
     }
-    case RL_MSG_SYNC:
-        if (n != sizeof(struct rl_sync)) {
-            FAIL("SYNC of %zu bytes, expected %zu", n, sizeof(struct rl_sync));
+    case RL_MSG_SYNC: {
+        struct rl_sync sync;
+        if (n != sizeof(sync)) {
+            FAIL("SYNC of %zu bytes, expected %zu", n, sizeof(sync));
+        }
+        memcpy(&sync, buf, sizeof(sync));
+        TIME_CHECK("SYNC time", h.time_ns);
+        if (sync.promise_ns != RL_TIME_NEVER) {
+            TIME_CHECK("SYNC promise", sync.promise_ns);
         }
         return 0;
+    }
     case RL_MSG_BYE:
         if (n != sizeof(struct rl_msg_hdr)) {
             FAIL("BYE of %zu bytes, expected %zu", n, sizeof(struct rl_msg_hdr));
         }
+        TIME_CHECK("BYE time", h.time_ns);
         return 0;
     case RL_MSG_FRAME: {
         struct rl_frame f;
@@ -65,6 +81,7 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
         if (f.src != h.node) {
             FAIL("FRAME src %u from node %u", f.src, h.node);
         }
+        TIME_CHECK("FRAME ready time", h.time_ns);
         return 0;
     }
     default:

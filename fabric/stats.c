@@ -4,6 +4,22 @@
 
 #include "stats.h"
 
+void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = *s;
+        if (c == '"' || c == '\\') {
+            fprintf(out, "\\%c", c);
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+        } else {
+            fputc(c, out);
+        }
+    }
+    fputc('"', out);
+}
+
 void stats_write(struct fabric *f)
 {
     if (!f->stats_path[0]) {
@@ -19,10 +35,12 @@ void stats_write(struct fabric *f)
     fprintf(out, "],\n  \"nodes\": [");
     for (uint32_t k = 0; k < f->nnodes; k++) {
         const struct node *n = &f->nodes[k];
-        fprintf(out, "%s\n    {\"id\": %u, \"name\": \"%s\", \"kind\": \"%s\", "
-                "\"frames_sent\": %llu, \"bytes_sent\": %llu, \"frames_received\": %llu, "
-                "\"bytes_received\": %llu, \"syncs\": %llu, \"last_time_ns\": %llu}",
-                k ? "," : "", n->id, n->name, n->kind == NODE_VM ? "vm" : "synthetic",
+        fprintf(out, "%s\n    {\"id\": %u, \"name\": ", k ? "," : "", n->id);
+        json_string(out, n->name);
+        fprintf(out, ", \"kind\": \"%s\", \"frames_sent\": %llu, \"bytes_sent\": %llu, "
+                "\"frames_received\": %llu, \"bytes_received\": %llu, \"syncs\": %llu, "
+                "\"last_time_ns\": %llu}",
+                n->kind == NODE_VM ? "vm" : "synthetic",
                 (unsigned long long)n->frames_sent, (unsigned long long)n->bytes_sent,
                 (unsigned long long)n->frames_received, (unsigned long long)n->bytes_received,
                 (unsigned long long)n->syncs, (unsigned long long)n->t);

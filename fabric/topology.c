@@ -55,6 +55,11 @@ int topo_param(char **keys, char **vals, int n, bool *used, const char *key, boo
                 snprintf(err, errlen, "%s=%s: expected a whole number", key, vals[i]);
                 return -1;
             }
+            if (*out > TOPO_PARAM_MAX) {
+                /* the fabric adds these to times: keep every sum far from wrapping */
+                snprintf(err, errlen, "%s=%s: at most 10^12", key, vals[i]);
+                return -1;
+            }
             return 0;
         }
     }

@@ -4,7 +4,12 @@ from pathlib import Path
 from .machine import Machine
 
 
+STALL_REPORT_S = 5       # wall seconds without progress before the fabric names a stuck node
+
+
 def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path | None) -> str:
+    """The stats file's directory is the run's: the fabric's status file goes there too, as
+    fabric-status.json (docs/fabric.md, "Stalls")."""
     lines = ["# written by retrolink from the machine file", f"socket {socket}",
              f"nodes {machine.total_nodes()}"]
     for n in range(machine.cluster.nodes):
@@ -17,6 +22,8 @@ def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path 
     params = " ".join(f"{k}={v}" for k, v in sorted(link.fabric_params().items()))
     lines.append(f"topology {link.topology} {params}")
     lines.append(f"stats {stats}")
+    lines.append(f"status {stats.parent / 'fabric-status.json'}")
+    lines.append(f"stall_report_s {STALL_REPORT_S}")
     if trace:
         lines.append(f"trace {trace}")
     return "\n".join(lines) + "\n"

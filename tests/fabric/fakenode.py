@@ -12,20 +12,29 @@ class FakeNode:
     def __init__(self, sock_path: Path, node: int, reaction_ns=10_000, granularity_ns=1):
         self.node = node
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        for _ in range(200):
-            try:
-                self.s.connect(str(sock_path))
-                break
-            except (FileNotFoundError, ConnectionRefusedError):
-                time.sleep(0.01)
+        self.connect(self.s, sock_path)
         self.s.settimeout(3)
         self.s.sendall(wire.hello(node, reaction_ns, granularity_ns, name=f"fake{node}"))
         self.delivered: list[dict] = []
         self.links: list[dict] = []
         self.grant = None
 
+    @staticmethod
+    def connect(s: socket.socket, sock_path: Path) -> None:
+        """Connect, waiting for the fabric to listen."""
+        for _ in range(200):
+            try:
+                s.connect(str(sock_path))
+                return
+            except (FileNotFoundError, ConnectionRefusedError):
+                time.sleep(0.01)
+        s.connect(str(sock_path))
+
     def recv(self) -> dict:
-        m = wire.unpack(self.s.recv(70000))
+        data = self.s.recv(70000)
+        if not data:
+            raise ConnectionError("the fabric closed the connection")
+        m = wire.unpack(data)
         if m["type"] == wire.DELIVER:
             self.delivered.append(m)
         elif m["type"] == wire.LINK:

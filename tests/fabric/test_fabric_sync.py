@@ -123,6 +123,9 @@ def test_deterministic_whatever_the_host_order(fabric, tmp_path):
     ("nodes 2\ntopology p2p rate=1\nbogus 1\n", "unknown directive"),
     ("nodes 2\ntopology p2p rate=fast\n", "rate=fast: expected a whole number"),
     ("nodes 2\ntopology p2p rate=1 colour=red\n", "no parameter 'colour'"),
+    ("nodes 2\ntopology p2p rate=1 prop_ns=18446744073709551000\n", "at most 10^12"),
+    ("nodes 2\nsynthetic 1 dst=0 size=1 interval_ns=1 count=1 start_ns=18446744073709551000\n"
+     "topology p2p rate=1\n", "below 2^63"),
     ("nodes 2\ntopology mesh rate=1\n", "unknown topology 'mesh'"),
     ("nodes 2\n", "needs 'socket', 'nodes' and 'topology'"),
     ("nodes 3\ntopology p2p rate=1\n", "exactly 2 nodes"),

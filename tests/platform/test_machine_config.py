@@ -107,6 +107,8 @@ def test_fabric_config_lists_nodes_and_topology(tmp_path):
     assert "nodes 3" in text and "node 2 name=node2" in text
     assert "topology token_ring" in text and "rate=12500000" in text
     assert "station_delay_ns=1000" in text
+    assert f"status {tmp_path / 'fabric-status.json'}\n" in text
+    assert "stall_report_s 5\n" in text
 
 
 def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
