@@ -78,31 +78,27 @@ static void arrivals_reached(struct fabric *f, struct node *n, uint64_t t)
     }
 }
 
-void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
+/* Names of enum drop_reason: in the stats (unchanged JSON keys) and in the trace. */
+const char *const drop_reason_name[DROP_REASONS] = {
+    [DROP_DEST_DOWN] = "destination down",
+    [DROP_UNKNOWN_DEST] = "unknown destination",
+    [DROP_OVERSIZE] = "oversize",
+};
+static const char *const drop_trace_name[DROP_REASONS] = {
+    [DROP_DEST_DOWN] = "drop:destination_down",
+    [DROP_UNKNOWN_DEST] = "drop:unknown_destination",
+    [DROP_OVERSIZE] = "drop:oversize",
+};
+
+void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why)
 {
-    static bool said_dead, said_unknown, said_big;
-    bool *said = !strcmp(reason, "destination down") ? &said_dead :
-                 !strcmp(reason, "unknown destination") ? &said_unknown : &said_big;
-    if (!*said) {
+    if (!f->drop_logged[why]) {
         fabric_log("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
-              reason, fr->src, fr->dst, fr->len);
-        *said = true;
+                   drop_reason_name[why], fr->src, fr->dst, fr->len);
+        f->drop_logged[why] = true;
     }
-    if (said == &said_dead) {
-        f->drops_dead_dst++;
-    } else if (said == &said_unknown) {
-        f->drops_unknown_dst++;
-    } else {
-        f->drops_oversize++;
-    }
-    char what[64];
-    snprintf(what, sizeof(what), "drop:%s", reason);
-    for (char *c = what; *c; c++) {
-        if (*c == ' ') {
-            *c = '_';
-        }
-    }
-    fabric_trace(f, fr->ready, what, fr);
+    f->drops[why]++;
+    fabric_trace(f, fr->ready, drop_trace_name[why], fr);
     frame_done(f, fr);
 }
 
@@ -117,7 +113,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
         return;
     }
     if (!d->alive) {
-        fabric_drop(f, fr, "destination down");
+        fabric_drop(f, fr, DROP_DEST_DOWN);
         return;
     }
     if (arrival < d->t) {
@@ -325,7 +321,7 @@ static void run_event(struct fabric *f, struct event *ev)
         struct frame *fr = ev->ptr;
         fabric_trace(f, ev->time, "ready", fr);
         if (fr->dst >= f->nnodes) {
-            fabric_drop(f, fr, "unknown destination");
+            fabric_drop(f, fr, DROP_UNKNOWN_DEST);
         } else {
             f->topo->inject(f, fr, ev->time);
         }

@@ -45,9 +45,12 @@ void stats_write(struct fabric *f)
                 (unsigned long long)n->frames_received, (unsigned long long)n->bytes_received,
                 (unsigned long long)n->syncs, (unsigned long long)n->t);
     }
-    fprintf(out, "\n  ],\n  \"drops\": {\"destination down\": %llu, \"unknown destination\": %llu, "
-            "\"oversize\": %llu},\n  \"causality_violations\": %llu\n}\n",
-            (unsigned long long)f->drops_dead_dst, (unsigned long long)f->drops_unknown_dst,
-            (unsigned long long)f->drops_oversize, (unsigned long long)f->causality_violations);
+    fprintf(out, "\n  ],\n  \"drops\": {");
+    for (int r = 0; r < DROP_REASONS; r++) {
+        fprintf(out, "%s\"%s\": %llu", r ? ", " : "", drop_reason_name[r],
+                (unsigned long long)f->drops[r]);
+    }
+    fprintf(out, "},\n  \"causality_violations\": %llu\n}\n",
+            (unsigned long long)f->causality_violations);
     fclose(out);
 }

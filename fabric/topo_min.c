@@ -110,7 +110,7 @@ static void min_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct min *m = f->topo_state;
 
     if (fr->len > m->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     uint64_t start = claim(f, m, fr->src, fr, now);

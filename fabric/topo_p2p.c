@@ -42,7 +42,7 @@ static void p2p_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct p2p *p = f->topo_state;
 
     if (fr->len > p->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     int dir = fr->src;

@@ -132,7 +132,7 @@ static void ring_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct ring *r = f->topo_state;
 
     if (fr->len > r->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     if (r->busy && fr->src == r->holder && !r->queue[fr->src].n && may_send_another(r)) {

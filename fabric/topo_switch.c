@@ -123,7 +123,7 @@ static void sw_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct sw *s = f->topo_state;
 
     if (fr->len > s->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     fr->queued = now;
