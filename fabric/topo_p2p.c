@@ -19,7 +19,7 @@ static int p2p_configure(struct fabric *f, char **keys, char **vals, int n, char
     struct p2p *p = calloc(1, sizeof(*p));
     bool used[64] = { false };
 
-    p->mtu = RL_MAX_PAYLOAD;
+    p->mtu = 4500;            /* as the machine schema (P2PLink.mtu) */
     if (topo_param(keys, vals, n, used, "rate", true, &p->rate, err, errlen) ||
         topo_param(keys, vals, n, used, "prop_ns", false, &p->prop, err, errlen) ||
         topo_param(keys, vals, n, used, "overhead_bytes", false, &p->overhead, err, errlen) ||
