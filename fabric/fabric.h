@@ -143,11 +143,21 @@ struct fabric {
     bool started;             /* every VM node said HELLO */
     uint64_t stall_report_s;  /* report a stall after this many wall seconds; 0: never */
     double last_progress;     /* wall clock of the last grant */
+    uint64_t *e, *a;          /* per node, sync_compute's E and A (from the start) */
     bool stalled;             /* a stall has been reported and goes on */
 };
 
-/* log.c: a line on stderr, prefixed "fabric: " */
+/* log.c: a line on stderr, prefixed "fabric: "; fatal errors (docs/fabric.md,
+ * "Exit status"): the reason as the last line, the socket removed, exit */
+enum { EXIT_NORMAL = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 void fabric_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fabric_listening(const char *socket_path);
+_Noreturn void fabric_fatal(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* allocations that end the fabric (EXIT_RUNTIME, "out of memory") when they fail */
+void *xcalloc(size_t n, size_t size);
+void *xmalloc(size_t size);
+void *xreallocarray(void *p, size_t n, size_t size);
 
 /* stall.c */
 double wall_now(void);                 /* monotonic wall clock, seconds */

@@ -20,15 +20,14 @@ void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void stats_write(struct fabric *f)
+int stats_write(struct fabric *f)
 {
     if (!f->stats_path[0]) {
-        return;
+        return 0;
     }
     FILE *out = fopen(f->stats_path, "w");
     if (!out) {
-        fprintf(stderr, "fabric: cannot write %s: %s\n", f->stats_path, strerror(errno));
-        return;
+        return -1;
     }
     fprintf(out, "{\n  \"topology\": \"%s\",\n  \"links\": [", f->topo->name);
     f->topo->stats(f, out);
@@ -52,5 +51,10 @@ void stats_write(struct fabric *f)
     }
     fprintf(out, "},\n  \"causality_violations\": %llu\n}\n",
             (unsigned long long)f->causality_violations);
-    fclose(out);
+    if (ferror(out)) {
+        fclose(out);
+        errno = EIO;
+        return -1;
+    }
+    return fclose(out) ? -1 : 0;
 }

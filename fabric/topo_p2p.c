@@ -16,7 +16,7 @@ struct p2p {
 static int p2p_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
-    struct p2p *p = calloc(1, sizeof(*p));
+    struct p2p *p = xcalloc(1, sizeof(*p));
     bool used[64] = { false };
 
     p->mtu = 4500;            /* as the machine schema (P2PLink.mtu) */
