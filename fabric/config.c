@@ -147,7 +147,7 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
                 snprintf(msg, sizeof(msg), "nodes: expected 1..%d, once", RL_MAX_NODES);
             } else {
                 f->nnodes = v;
-                f->nodes = calloc(v, sizeof(*f->nodes));
+                f->nodes = xcalloc(v, sizeof(*f->nodes));
                 for (uint32_t i = 0; i < v; i++) {
                     f->nodes[i].id = i;
                     f->nodes[i].fd = -1;

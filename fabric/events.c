@@ -32,10 +32,7 @@ void eq_push(struct event_queue *q, const struct event *ev)
 {
     if (q->n == q->cap) {
         q->cap = q->cap ? 2 * q->cap : 64;
-        q->ev = realloc(q->ev, q->cap * sizeof(*q->ev));
-        if (!q->ev) {
-            abort();
-        }
+        q->ev = xreallocarray(q->ev, q->cap, sizeof(*q->ev));
     }
     size_t i = q->n++;
     q->ev[i] = *ev;
@@ -85,10 +82,7 @@ void pa_push(struct pending_arrivals *p, uint64_t t, uint32_t src)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 16;
-        p->a = realloc(p->a, p->cap * sizeof(*p->a));
-        if (!p->a) {
-            abort();
-        }
+        p->a = xreallocarray(p->a, p->cap, sizeof(*p->a));
     }
     size_t i = p->n++;
     p->a[i] = (struct arrival){ .t = t, .src = src };

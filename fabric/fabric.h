@@ -121,6 +121,10 @@ struct event_queue {
     size_t n, cap;
 };
 
+/* Why a frame was dropped: one counter each in the stats. */
+enum drop_reason { DROP_DEST_DOWN, DROP_UNKNOWN_DEST, DROP_OVERSIZE, DROP_REASONS };
+extern const char *const drop_reason_name[DROP_REASONS];
+
 struct fabric {
     char socket_path[108];
     char stats_path[4096], trace_path[4096], status_path[4096];
@@ -134,15 +138,26 @@ struct fabric {
     uint64_t deliver_seq;     /* DELIVER numbering, in event order: deterministic */
     uint64_t horizon;         /* every event before this has been processed */
     uint64_t causality_violations;
-    uint64_t drops_unknown_dst, drops_dead_dst, drops_oversize;
+    uint64_t drops[DROP_REASONS];
+    bool drop_logged[DROP_REASONS]; /* its first drop has been logged */
     bool started;             /* every VM node said HELLO */
     uint64_t stall_report_s;  /* report a stall after this many wall seconds; 0: never */
     double last_progress;     /* wall clock of the last grant */
+    uint64_t *e, *a;          /* per node, sync_compute's E and A (from the start) */
     bool stalled;             /* a stall has been reported and goes on */
 };
 
-/* log.c: a line on stderr, prefixed "fabric: " */
+/* log.c: a line on stderr, prefixed "fabric: "; fatal errors (docs/fabric.md,
+ * "Exit status"): the reason as the last line, the socket removed, exit */
+enum { EXIT_NORMAL = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 void fabric_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fabric_listening(const char *socket_path);
+_Noreturn void fabric_fatal(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* allocations that end the fabric (EXIT_RUNTIME, "out of memory") when they fail */
+void *xcalloc(size_t n, size_t size);
+void *xmalloc(size_t size);
+void *xreallocarray(void *p, size_t n, size_t size);
 
 /* stall.c */
 double wall_now(void);                 /* monotonic wall clock, seconds */
@@ -163,7 +178,7 @@ uint64_t pa_min(const struct pending_arrivals *p);
 /* main.c: used by topologies and synthetic nodes */
 void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, uint64_t arg);
 void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival);
-void fabric_drop(struct fabric *f, struct frame *fr, const char *reason);
+void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why);
 void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr);
 
 /* topologies */

@@ -15,10 +15,7 @@ static inline void fifo_push(struct frame_fifo *q, struct frame *fr)
 {
     if (q->n == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 8;
-        struct frame **nf = malloc(cap * sizeof(*nf));
-        if (!nf) {
-            abort();
-        }
+        struct frame **nf = xreallocarray(NULL, cap, sizeof(*nf));
         for (size_t i = 0; i < q->n; i++) {
             nf[i] = q->f[(q->head + i) % q->cap];
         }

@@ -1,14 +1,70 @@
-/* The fabric's lines on stderr, each prefixed "fabric: " (docs/fabric.md, "Outputs"). */
+/*
+ * The fabric's lines on stderr, each prefixed "fabric: " (docs/fabric.md,
+ * "Outputs"), and its fatal errors: a last line saying why, then a nonzero
+ * exit status ("Exit status"). Running out of memory is one of them.
+ */
 #include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "fabric.h"
+
+static const char *listening_on;   /* removed at a fatal error */
+
+static void vlog(const char *fmt, va_list ap)
+{
+    fputs("fabric: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
 
 void fabric_log(const char *fmt, ...)
 {
     va_list ap;
-    fputs("fabric: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vlog(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void fabric_listening(const char *socket_path)
+{
+    listening_on = socket_path;
+}
+
+void fabric_fatal(int status, const char *fmt, ...)
+{
+    va_list ap;
+    if (listening_on) {
+        unlink(listening_on);
+    }
+    va_start(ap, fmt);
+    vlog(fmt, ap);
+    va_end(ap);
+    exit(status);
+}
+
+static void *checked(void *p, size_t n, size_t size)
+{
+    if (!p && n && size) {
+        fabric_fatal(EXIT_RUNTIME, "out of memory (allocating %zu x %zu bytes)", n, size);
+    }
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    return checked(calloc(n, size), n, size);
+}
+
+void *xmalloc(size_t size)
+{
+    return checked(malloc(size), 1, size);
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size) {
+        checked(NULL, n, size);
+    }
+    return checked(realloc(p, n * size), n, size);
 }

@@ -78,31 +78,27 @@ static void arrivals_reached(struct fabric *f, struct node *n, uint64_t t)
     }
 }
 
-void fabric_drop(struct fabric *f, struct frame *fr, const char *reason)
+/* Names of enum drop_reason: in the stats (unchanged JSON keys) and in the trace. */
+const char *const drop_reason_name[DROP_REASONS] = {
+    [DROP_DEST_DOWN] = "destination down",
+    [DROP_UNKNOWN_DEST] = "unknown destination",
+    [DROP_OVERSIZE] = "oversize",
+};
+static const char *const drop_trace_name[DROP_REASONS] = {
+    [DROP_DEST_DOWN] = "drop:destination_down",
+    [DROP_UNKNOWN_DEST] = "drop:unknown_destination",
+    [DROP_OVERSIZE] = "drop:oversize",
+};
+
+void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why)
 {
-    static bool said_dead, said_unknown, said_big;
-    bool *said = !strcmp(reason, "destination down") ? &said_dead :
-                 !strcmp(reason, "unknown destination") ? &said_unknown : &said_big;
-    if (!*said) {
+    if (!f->drop_logged[why]) {
         fabric_log("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
-              reason, fr->src, fr->dst, fr->len);
-        *said = true;
+                   drop_reason_name[why], fr->src, fr->dst, fr->len);
+        f->drop_logged[why] = true;
     }
-    if (said == &said_dead) {
-        f->drops_dead_dst++;
-    } else if (said == &said_unknown) {
-        f->drops_unknown_dst++;
-    } else {
-        f->drops_oversize++;
-    }
-    char what[64];
-    snprintf(what, sizeof(what), "drop:%s", reason);
-    for (char *c = what; *c; c++) {
-        if (*c == ' ') {
-            *c = '_';
-        }
-    }
-    fabric_trace(f, fr->ready, what, fr);
+    f->drops[why]++;
+    fabric_trace(f, fr->ready, drop_trace_name[why], fr);
     frame_done(f, fr);
 }
 
@@ -117,7 +113,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
         return;
     }
     if (!d->alive) {
-        fabric_drop(f, fr, "destination down");
+        fabric_drop(f, fr, DROP_DEST_DOWN);
         return;
     }
     if (arrival < d->t) {
@@ -220,14 +216,14 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
          * time near the limit: the latencies still to add must not wrap */
         ready = min64(floor, TIME_LIMIT - 1);
     }
-    struct frame *fr = calloc(1, sizeof(*fr));
+    struct frame *fr = xcalloc(1, sizeof(*fr));
     fr->src = n->id;
     fr->dst = m->dst;
     fr->len = m->len;
     fr->flags = m->flags;
     fr->sender_seq = m->seq;
     fr->ready = ready;
-    fr->data = malloc(m->len ? m->len : 1);
+    fr->data = xmalloc(m->len ? m->len : 1);
     memcpy(fr->data, msgbuf + sizeof(*m), m->len);
     n->frames_sent++;
     n->bytes_sent += m->len;
@@ -298,13 +294,13 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
 
 static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
 {
-    struct frame *fr = calloc(1, sizeof(*fr));
+    struct frame *fr = xcalloc(1, sizeof(*fr));
     fr->src = n->id;
     fr->dst = n->syn_dst;
     fr->len = n->syn_size;
     fr->sender_seq = n->frames_sent++;
     fr->ready = now;
-    fr->data = calloc(1, n->syn_size ? n->syn_size : 1);
+    fr->data = xcalloc(1, n->syn_size ? n->syn_size : 1);
     n->bytes_sent += n->syn_size;
     n->held_frames++;
     n->held_bytes += n->syn_size;
@@ -325,7 +321,7 @@ static void run_event(struct fabric *f, struct event *ev)
         struct frame *fr = ev->ptr;
         fabric_trace(f, ev->time, "ready", fr);
         if (fr->dst >= f->nnodes) {
-            fabric_drop(f, fr, "unknown destination");
+            fabric_drop(f, fr, DROP_UNKNOWN_DEST);
         } else {
             f->topo->inject(f, fr, ev->time);
         }
@@ -349,7 +345,7 @@ static uint64_t node_grant(const struct node *n, uint64_t bound)
 /* Process every event that no future message can precede, then grant. */
 static void advance(struct fabric *f)
 {
-    uint64_t *e = calloc(f->nnodes, sizeof(*e)), *a = calloc(f->nnodes, sizeof(*a));
+    uint64_t *e = f->e, *a = f->a;
 
     for (;;) {
         sync_compute(f, e, a);
@@ -386,13 +382,12 @@ static void advance(struct fabric *f)
     if (granted) {
         stall_progress(f);
     }
-    free(e);
-    free(a);
 }
 
 static void start_cluster(struct fabric *f)
 {
-    uint64_t *e = calloc(f->nnodes, sizeof(*e)), *a = calloc(f->nnodes, sizeof(*a));
+    uint64_t *e = f->e = xcalloc(f->nnodes, sizeof(*e));
+    uint64_t *a = f->a = xcalloc(f->nnodes, sizeof(*a));
 
     f->started = true;
     uint64_t lookahead = topology_least_event_latency(f);
@@ -400,12 +395,11 @@ static void start_cluster(struct fabric *f)
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->granularity > lookahead) {
             /* with less lookahead than one instruction, no node could ever advance */
-            fabric_log("the topology's least latency (%llu ns, last hop) is shorter than node "
-                  "%u's instruction time (%llu ns): raise the link latency "
-                  "(prop_ns, overhead_bytes) or the guest CPU speed (cluster.cpu_mips)",
-                  (unsigned long long)lookahead, n->id,
-                  (unsigned long long)n->granularity);
-            exit(2);
+            fabric_fatal(EXIT_CONFIG, "the topology's least latency (%llu ns, last hop) is "
+                         "shorter than node %u's instruction time (%llu ns): raise the link "
+                         "latency (prop_ns, overhead_bytes) or the guest CPU speed "
+                         "(cluster.cpu_mips)", (unsigned long long)lookahead, n->id,
+                         (unsigned long long)n->granularity);
         }
     }
     for (uint32_t k = 0; k < f->nnodes; k++) {
@@ -427,8 +421,6 @@ static void start_cluster(struct fabric *f)
         }
     }
     fabric_log("all %u node(s) connected; cluster started", f->nnodes);
-    free(e);
-    free(a);
 }
 
 /* The first message on a new connection must be HELLO for a free VM node id. */
@@ -493,9 +485,9 @@ static int listen_on(const char *path)
     strcpy(addr.sun_path, path);
     unlink(path);
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
-        fabric_log("cannot listen on %s: %s", path, strerror(errno));
-        exit(1);
+        fabric_fatal(EXIT_RUNTIME, "cannot listen on %s: %s", path, strerror(errno));
     }
+    fabric_listening(path);
     return fd;
 }
 
@@ -515,31 +507,27 @@ int main(int argc, char **argv)
     char err[1024];
 
     if (argc != 2) {
-        fprintf(stderr, "usage: retrolink-fabric CONFIG_FILE   (format: docs/fabric.md)\n");
-        return 2;
+        fabric_fatal(EXIT_CONFIG, "usage: retrolink-fabric CONFIG_FILE   (format: docs/fabric.md)");
     }
     if (config_load(&f, argv[1], err, sizeof(err))) {
-        fprintf(stderr, "fabric: %s\n", err);
-        return 2;
+        fabric_fatal(EXIT_CONFIG, "%s", err);
+    }
+    bool any_vm = false;
+    for (uint32_t k = 0; k < f.nnodes; k++) {
+        any_vm |= f.nodes[k].kind == NODE_VM;
+    }
+    if (!any_vm) {
+        fabric_fatal(EXIT_CONFIG, "no VM nodes in the configuration");
     }
     if (f.trace_path[0] && !(f.trace = fopen(f.trace_path, "w"))) {
-        fprintf(stderr, "fabric: cannot write trace %s: %s\n", f.trace_path, strerror(errno));
-        return 2;
+        fabric_fatal(EXIT_CONFIG, "cannot write trace %s: %s", f.trace_path, strerror(errno));
     }
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     signal(SIGPIPE, SIG_IGN);
     int lfd = listen_on(f.socket_path);
     int pending[MAX_PENDING], npending = 0;
-    struct pollfd *pfd = calloc(1 + MAX_PENDING + f.nnodes, sizeof(*pfd));
-    bool any_vm = false;
-    for (uint32_t k = 0; k < f.nnodes; k++) {
-        any_vm |= f.nodes[k].kind == NODE_VM;
-    }
-    if (!any_vm) {
-        fprintf(stderr, "fabric: no VM nodes in the configuration\n");
-        return 2;
-    }
+    struct pollfd *pfd = xcalloc(1 + MAX_PENDING + f.nnodes, sizeof(*pfd));
 
     while (!stop_requested && !(f.started && all_vm_nodes_gone(&f))) {
         int n = 0;
@@ -554,8 +542,7 @@ int main(int argc, char **argv)
             if (errno == EINTR) {
                 continue;
             }
-            fabric_log("poll: %s", strerror(errno));
-            break;
+            fabric_fatal(EXIT_RUNTIME, "poll failed: %s", strerror(errno));
         }
         if (pfd[0].revents & POLLIN) {
             int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -610,10 +597,13 @@ int main(int argc, char **argv)
             stall_check(&f);
         }
     }
-    stats_write(&f);
-    if (f.trace) {
-        fclose(f.trace);
+    /* a normal end: every VM node gone, or SIGTERM/SIGINT */
+    if (f.trace && (ferror(f.trace) | fclose(f.trace))) {
+        fabric_fatal(EXIT_RUNTIME, "cannot write trace %s", f.trace_path);
+    }
+    if (stats_write(&f)) {
+        fabric_fatal(EXIT_RUNTIME, "cannot write stats %s: %s", f.stats_path, strerror(errno));
     }
     unlink(f.socket_path);
-    return 0;
+    return EXIT_NORMAL;
 }

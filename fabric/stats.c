@@ -20,15 +20,14 @@ void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void stats_write(struct fabric *f)
+int stats_write(struct fabric *f)
 {
     if (!f->stats_path[0]) {
-        return;
+        return 0;
     }
     FILE *out = fopen(f->stats_path, "w");
     if (!out) {
-        fprintf(stderr, "fabric: cannot write %s: %s\n", f->stats_path, strerror(errno));
-        return;
+        return -1;
     }
     fprintf(out, "{\n  \"topology\": \"%s\",\n  \"links\": [", f->topo->name);
     f->topo->stats(f, out);
@@ -45,9 +44,17 @@ void stats_write(struct fabric *f)
                 (unsigned long long)n->frames_received, (unsigned long long)n->bytes_received,
                 (unsigned long long)n->syncs, (unsigned long long)n->t);
     }
-    fprintf(out, "\n  ],\n  \"drops\": {\"destination down\": %llu, \"unknown destination\": %llu, "
-            "\"oversize\": %llu},\n  \"causality_violations\": %llu\n}\n",
-            (unsigned long long)f->drops_dead_dst, (unsigned long long)f->drops_unknown_dst,
-            (unsigned long long)f->drops_oversize, (unsigned long long)f->causality_violations);
-    fclose(out);
+    fprintf(out, "\n  ],\n  \"drops\": {");
+    for (int r = 0; r < DROP_REASONS; r++) {
+        fprintf(out, "%s\"%s\": %llu", r ? ", " : "", drop_reason_name[r],
+                (unsigned long long)f->drops[r]);
+    }
+    fprintf(out, "},\n  \"causality_violations\": %llu\n}\n",
+            (unsigned long long)f->causality_violations);
+    if (ferror(out)) {
+        fclose(out);
+        errno = EIO;
+        return -1;
+    }
+    return fclose(out) ? -1 : 0;
 }

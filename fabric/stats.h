@@ -3,7 +3,8 @@
 
 #include "fabric.h"
 
-void stats_write(struct fabric *f);
+/* 0, or -1 with errno set */
+int stats_write(struct fabric *f);
 /* s as a JSON string, quoted and escaped */
 void json_string(FILE *out, const char *s);
 

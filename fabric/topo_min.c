@@ -34,7 +34,7 @@ struct min {
 static int min_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
-    struct min *m = calloc(1, sizeof(*m));
+    struct min *m = xcalloc(1, sizeof(*m));
     bool used[64] = { false };
 
     m->mtu = 508;             /* Cenju-3's largest packet */
@@ -62,8 +62,8 @@ static int min_configure(struct fabric *f, char **keys, char **vals, int n, char
         return -1;
     }
     size_t links = (m->stages + 1) * m->ports;
-    m->free_at = calloc(links, sizeof(*m->free_at));
-    m->stats = calloc(links, sizeof(*m->stats));
+    m->free_at = xcalloc(links, sizeof(*m->free_at));
+    m->stats = xcalloc(links, sizeof(*m->stats));
     f->topo_state = m;
     return 0;
 }
@@ -110,7 +110,7 @@ static void min_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct min *m = f->topo_state;
 
     if (fr->len > m->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     uint64_t start = claim(f, m, fr->src, fr, now);

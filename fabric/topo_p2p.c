@@ -16,10 +16,10 @@ struct p2p {
 static int p2p_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
-    struct p2p *p = calloc(1, sizeof(*p));
+    struct p2p *p = xcalloc(1, sizeof(*p));
     bool used[64] = { false };
 
-    p->mtu = RL_MAX_PAYLOAD;
+    p->mtu = 4500;            /* as the machine schema (P2PLink.mtu) */
     if (topo_param(keys, vals, n, used, "rate", true, &p->rate, err, errlen) ||
         topo_param(keys, vals, n, used, "prop_ns", false, &p->prop, err, errlen) ||
         topo_param(keys, vals, n, used, "overhead_bytes", false, &p->overhead, err, errlen) ||
@@ -42,7 +42,7 @@ static void p2p_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct p2p *p = f->topo_state;
 
     if (fr->len > p->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     int dir = fr->src;

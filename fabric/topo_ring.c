@@ -40,7 +40,7 @@ struct ring {
 static int ring_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
                           size_t errlen)
 {
-    struct ring *r = calloc(1, sizeof(*r));
+    struct ring *r = xcalloc(1, sizeof(*r));
     bool used[64] = { false };
 
     r->mtu = 4500;
@@ -61,8 +61,8 @@ static int ring_configure(struct fabric *f, char **keys, char **vals, int n, cha
     r->n = f->nnodes;
     r->hop = r->station_delay + bytes_ns(r->token_bytes, r->rate);
     r->released_at_station = r->n - 1;     /* at time 0 the token heads for station 0 */
-    r->queue = calloc(r->n, sizeof(*r->queue));
-    r->stats = calloc(r->n, sizeof(*r->stats));
+    r->queue = xcalloc(r->n, sizeof(*r->queue));
+    r->stats = xcalloc(r->n, sizeof(*r->stats));
     for (uint32_t i = 0; i < r->n; i++) {
         snprintf(r->stats[i].name, sizeof(r->stats[i].name), "ring:station%u", i);
     }
@@ -132,7 +132,7 @@ static void ring_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct ring *r = f->topo_state;
 
     if (fr->len > r->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     if (r->busy && fr->src == r->holder && !r->queue[fr->src].n && may_send_another(r)) {

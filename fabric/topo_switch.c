@@ -42,7 +42,7 @@ struct sw {
 static int sw_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
                         size_t errlen)
 {
-    struct sw *s = calloc(1, sizeof(*s));
+    struct sw *s = xcalloc(1, sizeof(*s));
     bool used[64] = { false };
 
     s->mtu = 2112;            /* FC's largest frame payload */
@@ -65,7 +65,7 @@ static int sw_configure(struct fabric *f, char **keys, char **vals, int n, char 
         return -1;
     }
     s->n = f->nnodes;
-    s->tx = calloc(2 * s->n, sizeof(*s->tx));
+    s->tx = xcalloc(2 * s->n, sizeof(*s->tx));
     for (uint32_t i = 0; i < 2 * s->n; i++) {
         s->tx[i].credits = s->bb_credit;
         if (i < s->n) {
@@ -123,7 +123,7 @@ static void sw_inject(struct fabric *f, struct frame *fr, uint64_t now)
     struct sw *s = f->topo_state;
 
     if (fr->len > s->mtu) {
-        fabric_drop(f, fr, "oversize");
+        fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
     fr->queued = now;

@@ -28,12 +28,18 @@ def status(path):
         return None
 
 
-def test_a_silent_node_is_named_once_per_stall(fabric, tmp_path):
+def ring_of_3(fabric, tmp_path, stall_config):
+    """A started cluster of 3 fake nodes, and the fabric's status file."""
     path = tmp_path / "fabric-status.json"
-    f = fabric(RING3 + f"stall_report_s 1\nstatus {path}\n")
+    f = fabric(RING3 + f"{stall_config}\nstatus {path}\n")
     n = [FakeNode(f.sock, i) for i in range(3)]
     for x in n:
         x.welcome()
+    return f, n, path
+
+
+def test_a_silent_node_is_named_once_per_stall(fabric, tmp_path):
+    f, n, path = ring_of_3(fabric, tmp_path, "stall_report_s 1")
     assert status(path) == {"stalled": False, "waiting_for": []}
     start = time.monotonic()
     # nodes 1 and 2 reach their grants and wait; node 0 never reports (it was stopped)
@@ -56,11 +62,7 @@ def test_a_silent_node_is_named_once_per_stall(fabric, tmp_path):
 
 
 def test_every_running_node_is_named(fabric, tmp_path):
-    path = tmp_path / "fabric-status.json"
-    f = fabric(RING3 + f"stall_report_s 1\nstatus {path}\n")
-    n = [FakeNode(f.sock, i) for i in range(3)]
-    for x in n:
-        x.welcome()
+    f, n, path = ring_of_3(fabric, tmp_path, "stall_report_s 1")
     n[1].report(n[1].grant, NEVER)
     assert wait_for(lambda: (status(path) or {}).get("stalled"))
     assert [w["node"] for w in status(path)["waiting_for"]] == [0, 2]
@@ -69,10 +71,7 @@ def test_every_running_node_is_named(fabric, tmp_path):
 
 
 def test_stall_reports_can_be_switched_off(fabric, tmp_path):
-    f = fabric(RING3 + "stall_report_s 0\n")
-    n = [FakeNode(f.sock, i) for i in range(3)]
-    for x in n:
-        x.welcome()
+    f, n, _ = ring_of_3(fabric, tmp_path, "stall_report_s 0")
     n[1].report(n[1].grant, NEVER)
     time.sleep(1.5)
     assert "stalled" not in f.stop()

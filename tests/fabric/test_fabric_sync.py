@@ -73,8 +73,9 @@ def test_a_vanished_node_is_link_down_for_the_others(fabric):
     assert "disconnected without BYE" in f.stop()
 
 
-def test_frames_to_unknown_or_departed_nodes_are_counted_drops(fabric):
-    f = fabric("nodes 3\ntopology token_ring rate=12500000 station_delay_ns=1000\n")
+def test_frames_to_unknown_or_departed_nodes_are_counted_drops(fabric, tmp_path):
+    trace = tmp_path / "trace.txt"
+    f = fabric(f"nodes 3\ntopology token_ring rate=12500000 station_delay_ns=1000\ntrace {trace}\n")
     n = [FakeNode(f.sock, i) for i in range(3)]
     for x in n:
         x.welcome()
@@ -87,8 +88,9 @@ def test_frames_to_unknown_or_departed_nodes_are_counted_drops(fabric):
     n[1].s.sendall(wire.bye(1, 0))
     f.proc.wait(timeout=10)
     stats = json.loads(f.stats.read_text())
-    assert stats["drops"]["unknown destination"] == 1
-    assert stats["drops"]["destination down"] == 1
+    assert stats["drops"] == {"unknown destination": 1, "destination down": 1, "oversize": 0}
+    drops = [l.split()[1] for l in trace.read_text().splitlines() if " drop:" in l]
+    assert drops == ["drop:unknown_destination", "drop:destination_down"]
     # the lock-step exchanges each node needed: one SYNC from 0 and 1, none from 2
     assert [nd["syncs"] for nd in stats["nodes"]] == [1, 1, 0]
 

@@ -1,7 +1,9 @@
 """Exact frame timing of the fabric's topologies, against hand-computed values."""
+import json
 import math
 
 from fakenode import FakeNode
+from retrolink import wire
 
 NEVER = 2**64 - 1
 
@@ -132,3 +134,19 @@ def test_synthetic_node_traffic_arrives_at_exact_times(fabric):
     tx = math.ceil(100 * 1e9 / 1e8)
     assert [d["time"] for d in a.delivered] == [1000 + tx + 200, 51000 + tx + 200,
                                                  101000 + tx + 200]
+
+
+def test_p2p_mtu_defaults_to_the_machine_schemas_4500(fabric):
+    f = fabric("nodes 2\ntopology p2p rate=12500000 prop_ns=5000\n")
+    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
+    a.welcome(), b.welcome()
+    a.send(1000, 1, b"x" * 4501, seq=0)   # over the default MTU: dropped
+    a.send(2000, 1, b"y" * 4500, seq=1)
+    a.report(0, NEVER)
+    while not b.delivered:
+        b.sync(b.grant, NEVER)
+    assert [d["payload"][:1] for d in b.delivered] == [b"y"]
+    a.s.sendall(wire.bye(0, 0))
+    b.s.sendall(wire.bye(1, b.grant))
+    f.proc.wait(timeout=10)
+    assert json.loads(f.stats.read_text())["drops"]["oversize"] == 1
