@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "link_stats.h"
 #include "proto.h"
 
 #define MAXTOK 64
@@ -60,6 +61,38 @@ static const char *kv_get(char **keys, char **vals, int n, const char *key, bool
         }
     }
     return NULL;
+}
+
+/* The rest of 'node ID [name=NAME] [granularity_ns=G]': a VM node's name and, for
+ * 'retrolink-fabric --check', its instruction time (its HELLO says it again). */
+static void node_line(struct node *nd, char **tok, int n, char *err, size_t errlen)
+{
+    char *keys[MAXTOK], *vals[MAXTOK];
+    bool used[MAXTOK] = { false };
+    const char *s;
+    uint64_t g;
+
+    if (kv_split(tok, n, keys, vals, err, errlen)) {
+        return;
+    }
+    if ((s = kv_get(keys, vals, n, "name", used))) {
+        snprintf(nd->name, sizeof(nd->name), "%s", s);
+    }
+    if ((s = kv_get(keys, vals, n, "granularity_ns", used))) {
+        if (parse_u64(s, &g) || g < 1 || g > TOPO_PARAM_MAX) {
+            snprintf(err, errlen, "node %u: granularity_ns must be 1..%llu", nd->id,
+                     (unsigned long long)TOPO_PARAM_MAX);
+            return;
+        }
+        nd->granularity = g;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!used[i]) {
+            snprintf(err, errlen, "node %u: unknown key '%s' (known: name, granularity_ns)",
+                     nd->id, keys[i]);
+            return;
+        }
+    }
 }
 
 static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errlen)
@@ -161,10 +194,8 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
         } else if (!strcmp(tok[0], "node") && n >= 2) {
             if (parse_u64(tok[1], &v) || v >= f->nnodes) {
                 snprintf(msg, sizeof(msg), "node: expected an id below %u", f->nnodes);
-            } else if (n == 3 && !strncmp(tok[2], "name=", 5)) {
-                snprintf(f->nodes[v].name, sizeof(f->nodes[v].name), "%s", tok[2] + 5);
-            } else if (n != 2) {
-                snprintf(msg, sizeof(msg), "node: expected 'node ID [name=NAME]'");
+            } else {
+                node_line(&f->nodes[v], tok + 2, n - 2, msg, sizeof(msg));
             }
         } else if (!strcmp(tok[0], "synthetic")) {
             synthetic(f, tok, n, msg, sizeof(msg));

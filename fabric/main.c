@@ -384,17 +384,14 @@ static void advance(struct fabric *f)
     }
 }
 
-static void start_cluster(struct fabric *f)
+/* With less lookahead than one instruction, no node could ever advance: refuse it,
+ * at start (from the nodes' HELLOs) and in --check (from the configuration). */
+static void check_lookahead(struct fabric *f)
 {
-    uint64_t *e = f->e = xcalloc(f->nnodes, sizeof(*e));
-    uint64_t *a = f->a = xcalloc(f->nnodes, sizeof(*a));
-
-    f->started = true;
     uint64_t lookahead = topology_least_event_latency(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->granularity > lookahead) {
-            /* with less lookahead than one instruction, no node could ever advance */
             fabric_fatal(EXIT_CONFIG, "the topology's least latency (%llu ns, last hop) is "
                          "shorter than node %u's instruction time (%llu ns): raise the link "
                          "latency (prop_ns, overhead_bytes) or the guest CPU speed "
@@ -402,6 +399,15 @@ static void start_cluster(struct fabric *f)
                          (unsigned long long)n->granularity);
         }
     }
+}
+
+static void start_cluster(struct fabric *f)
+{
+    uint64_t *e = f->e = xcalloc(f->nnodes, sizeof(*e));
+    uint64_t *a = f->a = xcalloc(f->nnodes, sizeof(*a));
+
+    f->started = true;
+    check_lookahead(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_SYNTHETIC && n->syn_left) {
@@ -506,10 +512,13 @@ int main(int argc, char **argv)
     static struct fabric f;
     char err[1024];
 
-    if (argc != 2) {
-        fabric_fatal(EXIT_CONFIG, "usage: retrolink-fabric CONFIG_FILE   (format: docs/fabric.md)");
+    /* --check: refuse a bad configuration before any node starts, and exit */
+    bool check_only = argc == 3 && !strcmp(argv[1], "--check");
+    if (argc != 2 && !check_only) {
+        fabric_fatal(EXIT_CONFIG, "usage: retrolink-fabric [--check] CONFIG_FILE   "
+                     "(format: docs/fabric.md)");
     }
-    if (config_load(&f, argv[1], err, sizeof(err))) {
+    if (config_load(&f, argv[argc - 1], err, sizeof(err))) {
         fabric_fatal(EXIT_CONFIG, "%s", err);
     }
     bool any_vm = false;
@@ -518,6 +527,10 @@ int main(int argc, char **argv)
     }
     if (!any_vm) {
         fabric_fatal(EXIT_CONFIG, "no VM nodes in the configuration");
+    }
+    if (check_only) {
+        check_lookahead(&f);
+        return 0;
     }
     if (f.trace_path[0] && !(f.trace = fopen(f.trace_path, "w"))) {
         fabric_fatal(EXIT_CONFIG, "cannot write trace %s: %s", f.trace_path, strerror(errno));

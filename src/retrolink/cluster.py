@@ -140,6 +140,12 @@ class Cluster:
         conf = self.dir / "fabric.conf"
         conf.write_text(fabric_config_text(self.machine, self.socket, self.stats_path,
                                            self.dir / "fabric-trace.txt" if self.trace else None))
+        check = subprocess.run([str(self.art.fabric), "--check", str(conf)], text=True,
+                               capture_output=True, stdin=subprocess.DEVNULL)
+        if check.returncode != 0:
+            words = [l for l in check.stderr.splitlines() if l.strip()]
+            raise ClusterError(f"the fabric refuses this machine: "
+                               f"{words[-1] if words else exit_description(check.returncode)}")
         with open(self.fabric_log, "w") as log:
             self.fabric = subprocess.Popen([str(self.art.fabric), str(conf)], stdout=log,
                                            stderr=log, stdin=subprocess.DEVNULL,

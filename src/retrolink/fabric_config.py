@@ -13,7 +13,9 @@ def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path 
     lines = ["# written by retrolink from the machine file", f"socket {socket}",
              f"nodes {machine.total_nodes()}"]
     for n in range(machine.cluster.nodes):
-        lines.append(f"node {n} name=node{n}")
+        # the node's instruction time: `retrolink-fabric --check` compares it with the
+        # topology's least latency before anything boots
+        lines.append(f"node {n} name=node{n} granularity_ns={2 ** machine.cluster.node_icount_shift(n)}")
     for i, s in enumerate(machine.synthetic):
         nid = machine.cluster.nodes + i
         lines.append(f"synthetic {nid} name={s.name} dst={s.dst} size={s.size} "

@@ -111,8 +111,23 @@ def test_qemus_own_error_is_named_with_its_last_words(tmp_path, monkeypatch):
 
 def test_a_fabric_that_refuses_to_start_is_an_error_not_a_traceback(tmp_path, monkeypatch):
     monkeypatch.setenv("RETROLINK_RUNS", str(tmp_path / "runs"))
-    fabric = _fake(tmp_path, "fabric", "echo 'fabric: conf:3: topology: bad rate' >&2; exit 2")
+    fabric = _fake(tmp_path, "fabric", "[ \"$1\" = --check ] && exit 0\n"
+                   "echo 'fabric: conf:3: topology: bad rate' >&2; exit 2")
     art = Artifacts(qemu=Path("q"), kernel=Path("k"), initrd=Path("i"), fabric=fabric)
     with pytest.raises(StepFailed, match="the fabric refused to start .it failed with exit "
                        "status 2.: fabric: conf:3: topology: bad rate"):
         run_cluster(load_machine("sx-pair"), art, {}, "t", timeout_s=60)
+
+
+def test_a_link_with_less_latency_than_an_instruction_is_refused_before_boot(tmp_path):
+    """A zero-latency p2p link passes the schema, but no node could ever advance on it:
+    the fabric's --check refuses it before any QEMU starts."""
+    machine = tmp_path / "zero.toml"
+    machine.write_text('[cluster]\nnodes = 2\n[device]\nmodel = "sx"\n'
+                       '[link]\ntopology = "p2p"\nrate = "12.5MB/s"\n')
+    runs = tmp_path / "runs"
+    r = run_retrolink("run", str(machine), "--", "true", env={"RETROLINK_RUNS": str(runs)})
+    assert r.returncode == 2, r.stderr
+    assert ("the fabric refuses this machine: fabric: the topology's least latency (1 ns, "
+            "last hop) is shorter than node 0's instruction time (8 ns)") in r.stderr, r.stderr
+    assert not list(runs.glob("*/node*-qemu.log")), "a node was started"
