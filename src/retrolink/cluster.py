@@ -126,17 +126,19 @@ class Cluster:
         self.files: list[NodeFiles] = []
         self.outputs: list[NodeOutput] = []
         self.sockets = socket_dir(run_dir)
-        self.socket = self._socket_path("fabric.sock")
+        self.socket = self.sockets / "fabric.sock"
         self.stats_path = run_dir / "fabric-stats.json"
         self.status_path = run_dir / "fabric-status.json"
         self.fabric_log = run_dir / "fabric.log"
 
     def _socket_path(self, name: str) -> Path:
+        """A socket's path, linked from the run directory when it lives elsewhere."""
         if self.sockets != self.dir:
             (self.dir / name).symlink_to(self.sockets / name)
         return self.sockets / name
 
     def _start_fabric(self) -> None:
+        self.socket = self._socket_path("fabric.sock")
         conf = self.dir / "fabric.conf"
         conf.write_text(fabric_config_text(self.machine, self.socket, self.stats_path,
                                            self.dir / "fabric-trace.txt" if self.trace else None))
@@ -196,7 +198,9 @@ class Cluster:
             if now > deadline:
                 break
             self._read_outputs(marks, start)
-            if self.fabric and fabric_died_at is None and self.fabric.poll() is not None:
+            # status 0 is the fabric's normal end, after the last node's BYE, which can come
+            # just before that node's QEMU has exited: only a failure counts here
+            if self.fabric and fabric_died_at is None and self.fabric.poll() not in (None, 0):
                 fabric_died_at = now
                 say(f"the fabric {exit_description(self.fabric.returncode)} while the nodes "
                     f"were running; stopping the cluster (log: {self.fabric_log})")
