@@ -16,11 +16,12 @@ def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path 
         # the node's instruction time: `retrolink-fabric --check` compares it with the
         # topology's least latency before anything boots
         lines.append(f"node {n} name=node{n} granularity_ns={2 ** machine.cluster.node_icount_shift(n)}")
-    for i, s in enumerate(machine.synthetic):
+    # one network per cluster so far (Machine.graph_problems), joined by every VM node
+    (link,) = machine.networks.values()
+    for i, s in enumerate(link.synthetic):
         nid = machine.cluster.nodes + i
         lines.append(f"synthetic {nid} name={s.name} dst={s.dst} size={s.size} "
                      f"interval_ns={s.interval_ns} start_ns={s.start_ns} count={s.count}")
-    link = machine.link
     params = " ".join(f"{k}={v}" for k, v in sorted(link.fabric_params().items()))
     lines.append(f"topology {link.topology} {params}")
     lines.append(f"stats {stats}")

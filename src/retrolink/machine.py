@@ -8,45 +8,18 @@ import re
 import tomllib
 import typing
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal, Optional, Union
+from typing import Optional
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from . import paths, units
+from .boards import Board, BoardBase
+from .schema import Name, Strict
+from .topologies import Network, NetworkBase
 
 
 class MachineError(Exception):
     """A machine file is missing, unreadable or invalid; str() says where and why."""
-
-
-class Strict(BaseModel):
-    # allow_inf_nan: a float field never takes inf or nan (QEMU and the fabric refuse them)
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, allow_inf_nan=False)
-
-
-Rate = Annotated[int, Field(gt=0, le=units.MAX_RATE)]
-# Limits shared by every field of a kind: a time in ns is at most an hour of virtual time
-# (sums of a few never overflow 64 bits in the fabric); a size in bytes fits one frame.
-MAX_NS = 3600 * 10**9
-Ns = Annotated[int, Field(ge=0, le=MAX_NS)]
-PositiveNs = Annotated[int, Field(ge=1, le=MAX_NS)]
-FrameBytes = Annotated[int, Field(ge=0, le=65536)]
-
-
-def _check_name(v: str) -> str:
-    """A name goes into run directory, socket and fabric names (RL_NAME_LEN: 32)."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}", v):
-        raise ValueError(f"{v!r} is not a name: use 1 to 32 letters, digits, '.', '_' or '-', "
-                         "starting with a letter or digit (no spaces, commas or '/')")
-    return v
-
-
-Name = Annotated[str, AfterValidator(_check_name)]
-
-
-def _rate(v):
-    return units.parse_rate(v)
 
 
 class Cluster(Strict):
@@ -101,154 +74,99 @@ class Cluster(Strict):
         return units.icount_shift(self.node_cpu_mips(node))
 
 
-# ---- devices -------------------------------------------------------------------------
-
-class NoDevice(Strict):
-    """No interconnect board: plain nodes (used by platform tests)."""
-    model: Literal["none"]
-
-
-class SxmParams(Strict):
-    """The SXM's control processor and its firmware (sure-sx.md)."""
-    mips: float = Field(default=1.9, ge=0.01, le=100000)       # GMICRO/100, 1.9 VAX MIPS
-    send_insns: int = Field(default=595, ge=0, le=10**9)       # 313 us x 1.9 MIPS
-    recv_insns: int = Field(default=701, ge=0, le=10**9)       # 369 us x 1.9 MIPS
-    confirm_insns: int = Field(default=0, ge=0, le=10**9)      # our choice: hardware
-    # our choice; at least the 16-byte SX frame header (SX_WIRE_HDR_SIZE), at most a message
-    confirm_bytes: int = Field(default=16, ge=16, le=4096)
-    confirm_timeout_us: int = Field(default=100000, ge=1, le=MAX_NS // 1000)   # our choice
-    # our choice: firmware start and ring insertion after the driver enables the board,
-    # of the order of an FDDI station joining the ring; until then the board cannot
-    # send, so the nodes boot in lock-step with grants this long
-    start_us: int = Field(default=25000, ge=0, le=60_000_000)
-
-
-class PmBusParams(Strict):
-    """The PM-SXM bus: 4 channels x 10 MB/s (sure-sx.md); one channel per DMA (our choice)."""
-    channels: int = Field(default=4, ge=1, le=16)
-    channel_rate: Rate = 10_000_000
-
-    @field_validator("channel_rate", mode="before")
-    @classmethod
-    def _r(cls, v):
-        return _rate(v)
-
-
-class SxDevice(Strict):
-    model: Literal["sx"]
-    # the largest frame the board puts on the link: a 4096-byte message behind its
-    # 16-byte header (SX_WIRE_HDR_SIZE in qemu-devices/sx-regs.h)
-    MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
-    sxm: SxmParams = SxmParams()
-    pm_bus: PmBusParams = PmBusParams()
-
-    def qemu_device(self, node: int, nodes: int, fabric_socket: Path) -> str:
-        props = {
-            "node": node, "fabric": str(fabric_socket),
-            "sxm-mips": repr(float(self.sxm.mips)),
-            "fw-send-insns": self.sxm.send_insns, "fw-recv-insns": self.sxm.recv_insns,
-            "fw-confirm-insns": self.sxm.confirm_insns, "confirm-bytes": self.sxm.confirm_bytes,
-            "confirm-timeout-us": self.sxm.confirm_timeout_us, "start-us": self.sxm.start_us,
-            "bus-channels": self.pm_bus.channels, "bus-channel-rate": self.pm_bus.channel_rate,
-        }
-        return "retrolink-sx," + ",".join(f"{k}={v}" for k, v in props.items())
-
-
-Device = Annotated[Union[NoDevice, SxDevice], Field(discriminator="model")]
-
-# ---- fabric topologies ---------------------------------------------------------------
-
-
-class _LinkBase(Strict):
-    rate: Rate
-    mtu: int = Field(default=4500, ge=1, le=65536)
-    overhead_bytes: int = Field(default=0, ge=0, le=4096)
-
-    @field_validator("rate", mode="before")
-    @classmethod
-    def _r(cls, v):
-        return _rate(v)
-
-    def fabric_params(self) -> dict:
-        return {k: v for k, v in self.model_dump().items() if k != "topology"}
-
-
-class P2PLink(_LinkBase):
-    topology: Literal["p2p"]
-    prop_ns: Ns = 0
-
-
-class TokenRingLink(_LinkBase):
-    topology: Literal["token_ring"]
-    station_delay_ns: PositiveNs
-    token_bytes: int = Field(default=11, ge=1, le=4096)
-    thtt_ns: Ns = 0
-
-
-class SwitchLink(_LinkBase):
-    """Fibre Channel style switch (fabric/topo_switch.c)."""
-    topology: Literal["switch"]
-    mtu: int = Field(default=2112, ge=1, le=65536)     # FC's largest frame payload
-    prop_ns: Ns = 0
-    switch_delay_ns: Ns = 0
-    bb_credit: int = Field(default=1, ge=1, le=1024)
-    rrdy_bytes: int = Field(default=4, ge=0, le=64)     # R_RDY is one ordered set
-
-
-class MinLink(_LinkBase):
-    """Multistage network of k x k switches, Omega wiring (fabric/topo_min.c)."""
-    topology: Literal["min"]
-    mtu: int = Field(default=508, ge=1, le=65536)      # Cenju-3's largest packet
-    k: int = Field(default=4, ge=2, le=16)
-    stages: int = Field(default=4, ge=1, le=8)
-    stage_delay_ns: Ns
-    prop_ns: Ns = 0
-
-
-Link = Annotated[Union[P2PLink, TokenRingLink, SwitchLink, MinLink],
-                 Field(discriminator="topology")]
-
-
-class Synthetic(Strict):
-    """A traffic generator inside the fabric (no VM)."""
-    name: Name
-    dst: int = Field(ge=0)
-    size: FrameBytes
-    interval_ns: PositiveNs
-    start_ns: Ns = 0
-    count: int = Field(ge=1, le=10**9)
-
+# ---- the graph ------------------------------------------------------------------------
 
 class Machine(Strict):
+    """A cluster as a graph: nodes carry boards, each board's port joins a network."""
     cluster: Cluster
-    device: Device = NoDevice(model="none")
-    link: Optional[Link] = None
-    synthetic: list[Synthetic] = []
+    networks: dict[Name, Network] = {}
+    boards: dict[Name, Board] = {}
 
     @property
     def uses_fabric(self) -> bool:
-        return self.device.model != "none"
+        return bool(self.networks)
+
+    def boards_on(self, node: int) -> list[BoardBase]:
+        return [b for b in self.boards.values() if node in b.node_ids(self.cluster.nodes)]
+
+    def stations(self, network: str) -> list[int]:
+        """The VM nodes with a board on that network, in id order (its station ids)."""
+        return sorted({n for b in self.boards.values() if b.network == network
+                       for n in b.node_ids(self.cluster.nodes)})
+
+    def board_of_model(self, model: str) -> BoardBase:
+        """The one board of that model (benchmarks of a board need exactly one)."""
+        found = [b for b in self.boards.values() if b.model == model]
+        if len(found) != 1:
+            raise MachineError(f"machine '{self.cluster.name}' has {len(found)} boards of "
+                               f"model \"{model}\"; this needs exactly one")
+        return found[0]
+
+    def network_of(self, board: BoardBase) -> NetworkBase:
+        return self.networks[board.network]
 
     def total_nodes(self) -> int:
-        return self.cluster.nodes + len(self.synthetic)
+        """Fabric node ids: the VM nodes, then each network's synthetic stations."""
+        return self.cluster.nodes + sum(len(n.synthetic) for n in self.networks.values())
+
+    def graph_problems(self) -> list[str]:
+        """What the schema alone cannot see: references, and what the fabric can run."""
+        problems = []
+        for name, b in self.boards.items():
+            where = f"boards.{name}"
+            if b.network not in self.networks:
+                problems.append(f"{where}.network = \"{b.network}\": no such network "
+                                f"(networks: {', '.join(self.networks) or 'none'})")
+                continue
+            ids = b.node_ids(self.cluster.nodes)
+            bad = [n for n in ids if not 0 <= n < self.cluster.nodes]
+            if bad or len(set(ids)) != len(ids):
+                problems.append(f"{where}.nodes = {b.nodes}: give distinct node ids "
+                                f"0..{self.cluster.nodes - 1}, or \"all\"")
+            problems += [f"{where} on networks.{b.network}: {p}"
+                         for p in b.check(self.networks[b.network])]
+        for net_name, net in self.networks.items():
+            on_it = [name for name, b in self.boards.items() if b.network == net_name]
+            if not on_it:
+                problems.append(f"networks.{net_name}: no board joins it")
+            if len(on_it) > 1:
+                problems.append(f"networks.{net_name}: boards {', '.join(on_it)} both join it; "
+                                "a network carries one board model")
+            stations = self.stations(net_name)
+            problems += [f"networks.{net_name}: {p}"
+                         for p in net.check(len(stations) + len(net.synthetic))]
+            for s in net.synthetic:
+                if s.dst not in stations:
+                    problems.append(f"networks.{net_name}.synthetic {s.name}: dst = {s.dst} is "
+                                    f"not a VM node on this network ({stations})")
+        # what the fabric runs today: one network, joined by every node
+        if len(self.networks) > 1:
+            problems.append(f"{len(self.networks)} networks ({', '.join(self.networks)}): the "
+                            "fabric runs one network per cluster so far; give one [networks.NAME]")
+        for name, b in self.boards.items():
+            if b.nodes != "all" and len(b.node_ids(self.cluster.nodes)) != self.cluster.nodes:
+                problems.append(f"boards.{name}.nodes = {b.nodes}: a board on some nodes only "
+                                "needs the fabric's several-network support; use \"all\"")
+        return problems
 
 
 # ---- loading -------------------------------------------------------------------------
 
-# discriminator values that pydantic puts in an error's location (device.sx.sxm.mips)
-_TAGS = {"device": "model", "link": "topology"}
+# tables whose entries are named by the user and tagged by a kind (boards.sx.sx.sxm.mips
+# in pydantic's error locations: the second 'sx' is the model)
+_NAMED_TABLES = ("boards", "networks")
 
 
 def _error_path(loc: tuple) -> list[str]:
-    """An error location as the user writes the field: device.sxm.mips, not device.sx.sxm.mips."""
+    """An error location as the user writes the field: boards.sx.sxm.mips."""
     parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))]
-    if len(parts) > 1 and parts[0] in _TAGS:
-        del parts[1]
+    if len(parts) > 2 and parts[0] in _NAMED_TABLES:
+        del parts[2]
     return parts
 
 
 def _describe(err: dict) -> str:
-    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-")))
+    loc = ".".join(_error_path(err["loc"]))
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = "unknown field (check the spelling; docs/machines.md lists the fields)"
@@ -268,16 +186,20 @@ def _models_in(annotation) -> list[type]:
 
 
 def schema_paths(model: type = None, prefix: tuple = ()) -> list[tuple]:
-    """Every settable field of the machine schema as a path: ('cluster', 'nodes'), ..."""
+    """Every settable field of the machine schema as a path: ('cluster', 'nodes'),
+    ('boards', '<name>', 'sxm', 'mips'), ..."""
     out = []
     for name, field in (model or Machine).model_fields.items():
         if name in ("model", "topology") and prefix:
             continue
+        here = (*prefix, name)
+        if typing.get_origin(field.annotation) is dict:
+            here = (*here, "<name>")
         inner = _models_in(field.annotation)
         if not inner:
-            out.append((*prefix, name))
+            out.append(here)
         for m in inner:
-            out += [p for p in schema_paths(m, (*prefix, name)) if p not in out]
+            out += [p for p in schema_paths(m, here) if p not in out]
     return out
 
 
@@ -288,17 +210,47 @@ def resolve_machine_path(name_or_path: str) -> Path:
     return paths.MACHINES / f"{name_or_path}.toml"
 
 
+def _unique(names: list[str]) -> str | None:
+    return names[0] if len(names) == 1 else None
+
+
 def _override_path(data: dict, key: str) -> list[str]:
-    """Where --set KEY lands: 'sxm.mips' is short for 'device.sxm.mips'."""
+    """Where --set KEY lands. Full paths (cluster.nodes, boards.sx.sxm.mips,
+    networks.ring.rate) stand as they are; short ones are resolved in the machine:
+    a board's or network's name (sx.sxm.mips), 'device.' or 'link.' for the only board
+    or network, and a board's field (sxm.mips) when one board has it."""
     parts = key.split(".")
-    if parts[0] not in ("cluster", "device", "link", "synthetic") and \
-            isinstance(data.get("device"), dict):
-        parts = ["device", *parts]
+    if parts[0] in ("cluster", *_NAMED_TABLES):
+        return parts
+    boards = data.get("boards") if isinstance(data.get("boards"), dict) else {}
+    networks = data.get("networks") if isinstance(data.get("networks"), dict) else {}
+    if parts[0] in boards:
+        return ["boards", *parts]
+    if parts[0] in networks:
+        return ["networks", *parts]
+    if parts[0] == "device" and _unique(list(boards)):
+        return ["boards", _unique(list(boards)), *parts[1:]]
+    if parts[0] == "link" and _unique(list(networks)):
+        return ["networks", _unique(list(networks)), *parts[1:]]
+    having = [name for name, b in boards.items() if isinstance(b, dict) and
+              parts[0] in _fields_of("boards", b.get("model"))]
+    if _unique(having):
+        return ["boards", having[0], *parts]
     return parts
 
 
+def _fields_of(table: str, kind) -> set[str]:
+    """A board model's or topology's own fields (not those every board or network has:
+    'nodes' alone is cluster.nodes, not a board's nodes)."""
+    from .boards import BOARDS
+    from .topologies import TOPOLOGIES
+    registry, base = (BOARDS, BoardBase) if table == "boards" else (TOPOLOGIES, NetworkBase)
+    cls = registry.get(kind)
+    return set(cls.model_fields) - set(base.model_fields) if cls else set()
+
+
 def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
-    """--set a.b.c=value: set a field; 'sxm.mips' is short for 'device.sxm.mips'."""
+    """--set a.b.c=value: set a field (short names: _override_path)."""
     data = copy.deepcopy(data)
     for key, value in overrides.items():
         parts = _override_path(data, key)
@@ -326,7 +278,7 @@ def parse_overrides(pairs) -> dict:
         if "=" not in p:
             raise MachineError(f"--set {p}: expected NAME=VALUE, e.g. --set sxm.mips=20")
         k, v = p.split("=", 1)
-        if not re.fullmatch(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*", k.strip()):
+        if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", k.strip()):
             raise MachineError(f"--set {p}: {k.strip()!r} is not a field name such as "
                                "cluster.nodes or sxm.mips")
         out[k.strip()] = parse_value(v.strip())
@@ -351,6 +303,15 @@ def _read_machine_file(path: Path) -> dict:
         raise MachineError(f"{path}: not valid TOML: {e}") from None
 
 
+OLD_FORM_HELP = """this machine file is in the old form ([device], [link], [[synthetic]]).
+  A machine is now a graph of named networks and boards (docs/machines.md):
+    [link]            ->  [networks.NET]   (same fields, e.g. topology, rate)
+    [[synthetic]]     ->  [[networks.NET.synthetic]]
+    [device]          ->  [boards.NAME] with network = "NET"
+    [device.sxm] ...  ->  [boards.NAME.sxm] ...
+  (a [device] with model = "none" is simply left out)"""
+
+
 def _validation_message(path: Path, data: dict, overrides: dict, err: ValidationError) -> str:
     """Errors in a field that a --set gave name that --set; the others name the file."""
     by_set = {tuple(_override_path(data, k)): f"--set {k}={v}" for k, v in overrides.items()}
@@ -371,6 +332,8 @@ def _validation_message(path: Path, data: dict, overrides: dict, err: Validation
 def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine:
     path = resolve_machine_path(name_or_path)
     data = _read_machine_file(path)
+    if any(k in data for k in ("device", "link", "synthetic")):
+        raise MachineError(f"{path}: {OLD_FORM_HELP}")
     overrides = overrides or {}
     if overrides:
         data = apply_overrides(data, overrides)
@@ -380,29 +343,7 @@ def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine
         raise MachineError(_validation_message(path, data, overrides, e)) from None
     except ValueError as e:
         raise MachineError(f"{path}: {e}") from None
-    problems = []
-    link = machine.link
-    if isinstance(link, MinLink) and link.k ** link.stages < machine.total_nodes():
-        problems.append(f"link: {link.k}x{link.k} switches in {link.stages} stages give "
-                        f"{link.k ** link.stages} ports, this machine has "
-                        f"{machine.total_nodes()} nodes; raise link.stages or link.k")
-    if isinstance(machine.device, SxDevice) and link is not None \
-            and link.mtu < SxDevice.MAX_FRAME_BYTES:
-        problems.append(f"link.mtu = {link.mtu}: the sx board sends frames of up to "
-                        f"{SxDevice.MAX_FRAME_BYTES} bytes (a 4 KB message and its header), "
-                        "which the fabric would drop; raise link.mtu to at least that")
-    if machine.uses_fabric and machine.link is None:
-        problems.append(f"device.model = \"{machine.device.model}\" needs a [link] table "
-                        "(the fabric topology)")
-    if isinstance(machine.link, P2PLink) and machine.total_nodes() != 2:
-        problems.append(f"link.topology = \"p2p\" joins exactly 2 nodes, this machine has "
-                        f"{machine.total_nodes()}")
-    for s in machine.synthetic:
-        if s.dst >= machine.cluster.nodes:
-            problems.append(f"synthetic {s.name}: dst = {s.dst} is not a VM node "
-                            f"(0..{machine.cluster.nodes - 1})")
-    if machine.synthetic and not machine.uses_fabric:
-        problems.append("synthetic nodes need a device and a [link]")
+    problems = machine.graph_problems()
     if problems:
         sets = "".join(f" --set {k}={v}" for k, v in overrides.items())
         raise MachineError(f"{path}{' with' + sets if sets else ''}: invalid machine file:\n  "

@@ -60,6 +60,6 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
                  "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]
     if files.qmp:
         argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
-    if machine.uses_fabric:
-        argv += ["-device", machine.device.qemu_device(node, machine.total_nodes(), fabric_socket)]
+    for board in machine.boards_on(node):
+        argv += board.qemu_args(node, machine.total_nodes(), fabric_socket)
     return argv

@@ -18,9 +18,10 @@ GOOD = """
 [cluster]
 name = "t"
 nodes = 2
-[device]
+[boards.sx]
 model = "sx"
-[link]
+network = "ring"
+[networks.ring]
 topology = "token_ring"
 rate = "12.5MB/s"
 station_delay_ns = 1000
@@ -29,14 +30,15 @@ station_delay_ns = 1000
 
 def test_shipped_machines_load():
     m = load_machine("sure-sx")
-    assert m.device.model == "sx" and m.link.rate == 12_500_000
+    assert m.board_of_model("sx").network == "ring" and m.networks["ring"].rate == 12_500_000
     assert m.cluster.icount_shift == 3
-    assert load_machine("plain").device.model == "none"
+    assert not load_machine("plain").boards and not load_machine("plain").uses_fabric
 
 
 def test_defaults_and_units(tmp_path):
     m = load_machine(write(tmp_path, GOOD))
-    assert m.device.sxm.mips == 1.9 and m.device.pm_bus.channel_rate == 10_000_000
+    sx = m.boards["sx"]
+    assert sx.sxm.mips == 1.9 and sx.pm_bus.channel_rate == 10_000_000
     assert m.cluster.memory_mib == 256
 
 
@@ -49,23 +51,31 @@ def test_defaults_and_units(tmp_path):
     ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125]\n", "1 entries for 2 nodes"),
     ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125, 99]\n", "not 1000/2^N MIPS"),
     ("[cluster]\nnodes = 2\nmemory_mib = \"lots\"\n", "not a memory size"),
-    ("[cluster]\nnodes = 2\n[device]\nmodel = \"warp\"\n", "device"),
-    ("[cluster]\nnodes = 2\n[device]\nmodel = \"sx\"\n", "needs a [link] table"),
+    ("[cluster]\nnodes = 2\n[boards.b]\nmodel = \"warp\"\nnetwork = \"n\"\n", "boards.b"),
+    ("[cluster]\nnodes = 2\n[boards.b]\nmodel = \"sx\"\nnetwork = \"n\"\n",
+     "boards.b.network = \"n\": no such network (networks: none)"),
+    ("[cluster]\nnodes = 2\n[device]\nmodel = \"sx\"\n", "this machine file is in the old form"),
+    ("[cluster]\nnodes = 2\n[link]\nrate = 1\n", "[link]            ->  [networks.NET]"),
+    (GOOD + "[networks.lan]\ntopology = \"p2p\"\nrate = 1\n", "networks.lan: no board joins it"),
+    (GOOD.replace('network = "ring"', 'network = "ring"\nnodes = [0, 0]'),
+     "boards.sx.nodes = [0, 0]: give distinct node ids 0..1"),
+    (GOOD.replace('network = "ring"', 'network = "ring"\nnodes = [0, 2]'),
+     "boards.sx.nodes = [0, 2]: give distinct node ids 0..1"),
     (GOOD.replace('rate = "12.5MB/s"', 'rate = "fast"'), "not a rate"),
-    (GOOD.replace('topology = "token_ring"', 'topology = "bus"'), "link"),
-    (GOOD.replace("station_delay_ns = 1000", ""), "link.token_ring.station_delay_ns"),
-    (GOOD + "[device.sxm]\nmips = -1\n", "device.sx.sxm.mips"),
-    (GOOD + "[device.sxm]\nturbo = 1\n", "device.sx.sxm.turbo: unknown field"),
+    (GOOD.replace('topology = "token_ring"', 'topology = "bus"'), "networks.ring"),
+    (GOOD.replace("station_delay_ns = 1000", ""), "networks.ring.station_delay_ns"),
+    (GOOD + "[boards.sx.sxm]\nmips = -1\n", "boards.sx.sxm.mips"),
+    (GOOD + "[boards.sx.sxm]\nturbo = 1\n", "boards.sx.sxm.turbo: unknown field"),
     (GOOD.replace("token_ring", "p2p").replace("station_delay_ns = 1000", "")
-     .replace("nodes = 2", "nodes = 3"), "exactly 2 nodes"),
-    (GOOD + "[[synthetic]]\nname = \"g\"\ndst = 5\nsize = 1\ninterval_ns = 1\ncount = 1\n",
-     "not a VM node"),
+     .replace("nodes = 2", "nodes = 3"), "joins exactly 2 stations, this network has 3"),
+    (GOOD + "[[networks.ring.synthetic]]\nname = \"g\"\ndst = 5\nsize = 1\ninterval_ns = 1\ncount = 1\n",
+     "not a VM node on this network"),
     ("[cluster\n", "not valid TOML"),
     (GOOD.replace('topology = "token_ring"', 'topology = "switch"')
-     .replace("station_delay_ns = 1000", ""), "link.mtu = 2112: the sx board sends frames"),
+     .replace("station_delay_ns = 1000", ""), "boards.sx on networks.ring: mtu = 2112: the sx board sends frames"),
     (GOOD.replace('topology = "token_ring"', 'topology = "min"')
      .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500\nk = 2\nstages = 1")
-     .replace("nodes = 2", "nodes = 3"), "2x2 switches in 1 stages give 2 ports"),
+     .replace("nodes = 2", "nodes = 3"), "networks.ring: 2x2 switches in 1 stages give 2 ports"),
 ])
 def test_errors_name_file_field_and_expectation(tmp_path, text, expect):
     path = write(tmp_path, text)
@@ -82,8 +92,11 @@ def test_missing_machine_lists_known():
 
 def test_overrides():
     m = load_machine("sure-sx", {"sxm.mips": 20, "link.rate": "125MB/s"})
-    assert m.device.sxm.mips == 20 and m.link.rate == 125_000_000
-    with pytest.raises(MachineError, match="device.sx.sxm.speed: unknown field"):
+    assert m.boards["sx"].sxm.mips == 20 and m.networks["ring"].rate == 125_000_000
+    for short in ("sx.sxm.mips", "device.sxm.mips", "boards.sx.sxm.mips"):
+        assert load_machine("sure-sx", {short: 5.7}).boards["sx"].sxm.mips == 5.7
+    assert load_machine("sure-sx", {"ring.rate": "1MB/s"}).networks["ring"].rate == 10**6
+    with pytest.raises(MachineError, match="boards.sx.sxm.speed: unknown field"):
         load_machine("sure-sx", {"sxm.speed": 3})
     assert parse_value("1.5") == 1.5 and parse_value("125MB/s") == "125MB/s"
     assert apply_overrides({"a": {}}, {"a.b": 1}) == {"a": {"b": 1}}
@@ -141,7 +154,7 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
 
 @pytest.mark.parametrize("text,expect", [
     (GOOD.replace('rate = "12.5MB/s"', "rate = 1e30"), "above the largest rate"),
-    (GOOD + "[device.sxm]\nconfirm_bytes = 8\n", "confirm_bytes: Input should be greater than or equal to 16"),
+    (GOOD + "[boards.sx.sxm]\nconfirm_bytes = 8\n", "confirm_bytes: Input should be greater than or equal to 16"),
     ("[cluster]\nnodes = 2\ncpu_mips = inf\n", "cluster.cpu_mips: Input should be a finite number"),
     ("[cluster]\nnodes = 2\ncpu_mips = nan\n", "cluster.cpu_mips: Input should be a finite number"),
     ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125, inf]\n", "finite"),
@@ -151,10 +164,10 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
     ("[cluster]\nnodes = 2\nname = \"" + "x" * 33 + "\"\n", "1 to 32 letters"),
     ("[cluster]\nnodes = 2\nname = \"../../escaped\"\n", "'../../escaped' is not a name"),
     ("[cluster]\nnodes = 2\nmemory_mib = \"1000G\"\n", "at most 16384 MiB"),
-    (GOOD + "[device.sxm]\nmips = 1e-9\n", "device.sx.sxm.mips"),
+    (GOOD + "[boards.sx.sxm]\nmips = 1e-9\n", "boards.sx.sxm.mips"),
     (GOOD.replace("station_delay_ns = 1000", "station_delay_ns = 18446744073709551615"),
-     "link.token_ring.station_delay_ns"),
-    (GOOD + "[[synthetic]]\nname = \"g h\"\ndst = 0\nsize = 1\ninterval_ns = 1\ncount = 1\n",
+     "networks.ring.station_delay_ns"),
+    (GOOD + "[[networks.ring.synthetic]]\nname = \"g h\"\ndst = 0\nsize = 1\ninterval_ns = 1\ncount = 1\n",
      "'g h' is not a name"),
 ])
 def test_values_qemu_or_the_fabric_would_refuse_are_refused_first(tmp_path, text, expect):
@@ -176,13 +189,13 @@ def test_a_directory_or_a_binary_file_is_a_clear_error(tmp_path):
 def test_set_errors_name_the_set_and_suggest_the_field():
     with pytest.raises(MachineError) as e:
         load_machine("sure-sx", {"sxm.mips": -1})
-    assert "--set sxm.mips=-1: device.sx.sxm.mips" in str(e.value)
+    assert "--set sxm.mips=-1: boards.sx.sxm.mips" in str(e.value)
     assert "sure-sx.toml" not in str(e.value)
     with pytest.raises(MachineError, match="--set nodes=5: .*unknown field.*did you mean cluster.nodes"):
         load_machine("sure-sx", {"nodes": 5})
     with pytest.raises(MachineError, match="did you mean cluster.nodes"):
         load_machine("plain", {"nodes": 5})
-    with pytest.raises(MachineError, match=r"(?s)sx-pair.toml with --set cluster.nodes=3: .*exactly 2 nodes"):
+    with pytest.raises(MachineError, match=r"(?s)sx-pair.toml with --set cluster.nodes=3: .*exactly 2 stations"):
         load_machine("sx-pair", {"cluster.nodes": 3})
 
 

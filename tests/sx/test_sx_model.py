@@ -32,7 +32,8 @@ def ns(bytes_, rate):
 
 
 def model_one_way_us(machine, n: int) -> float:
-    dev, link = machine.device, machine.link
+    dev = machine.board_of_model("sx")
+    link = machine.network_of(dev)
     bus = ns(n, dev.pm_bus.channel_rate)
     send_fw = round(dev.sxm.send_insns * 1000 / dev.sxm.mips)
     recv_fw = round(dev.sxm.recv_insns * 1000 / dev.sxm.mips)

@@ -6,7 +6,8 @@ from ..units import parse_rate
 
 def sx_table(r: dict) -> str:
     p = r["parameters"]
-    dev, link = p["device"], p["link"]
+    (dev,) = [b for b in p["boards"].values() if b["model"] == "sx"]
+    link = p["networks"][dev["network"]]
     lines = [
         f"SURE-SX message benchmarks, machine {p['machine']}: SXM {dev['sxm']['mips']:g} MIPS, "
         f"PM-SXM bus {dev['pm_bus']['channels']} x {dev['pm_bus']['channel_rate'] / 1e6:g} MB/s, "

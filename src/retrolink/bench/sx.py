@@ -95,7 +95,8 @@ def measure_rates(machine, art, d) -> dict:
 def machine_parameters(m: Machine) -> dict:
     return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
             "cpu_mips_per_node": m.cluster.cpu_mips_per_node,
-            "device": m.device.model_dump(), "link": m.link.model_dump()}
+            "boards": {k: b.model_dump() for k, b in m.boards.items()},
+            "networks": {k: n.model_dump() for k, n in m.networks.items()}}
 
 
 def run_sx(machine_name: str, overrides: dict, art: Artifacts, quick: bool) -> dict:
@@ -139,7 +140,7 @@ def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
 
 def wire_limited_MBps(machine: Machine, size: int) -> float:
     """What the link alone would allow for back-to-back messages of this size."""
-    link = machine.link
+    link = machine.network_of(machine.board_of_model("sx"))
     return size / ((size + SX_FRAME_HEADER + link.overhead_bytes) / link.rate) / 1e6
 
 

@@ -1,0 +1,13 @@
+"""Boards: the interconnect hardware a node carries. Each board model is one module here
+with its parameter tables and its QEMU command line; this registry is the one place that
+lists them (a new board: its module and one line below)."""
+from typing import Annotated, Union
+
+from pydantic import Field
+
+from .base import BoardBase
+from .sx import SxBoard
+
+BOARDS: dict[str, type[BoardBase]] = {"sx": SxBoard}
+
+Board = Annotated[Union[tuple(BOARDS.values())], Field(discriminator="model")]

@@ -1,0 +1,24 @@
+"""What every board has: the network its port joins and the nodes that carry it."""
+from pathlib import Path
+from typing import Literal, Union
+
+from pydantic import Field
+
+from ..schema import Strict
+
+
+class BoardBase(Strict):
+    network: str = Field(description="the [networks.NAME] its port joins")
+    nodes: Union[Literal["all"], list[int]] = "all"
+
+    def node_ids(self, cluster_nodes: int) -> list[int]:
+        return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
+
+    def qemu_args(self, station: int, stations: int, fabric_socket: Path) -> list[str]:
+        """The QEMU arguments that add this board to a node, as station `station` of the
+        `stations` on its network."""
+        raise NotImplementedError
+
+    def check(self, network) -> list[str]:
+        """What this board cannot work with on that network (empty: nothing)."""
+        return []

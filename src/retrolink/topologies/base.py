@@ -1,0 +1,31 @@
+"""What every network has, whatever its topology (docs/fabric.md)."""
+from pydantic import Field
+
+from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict
+
+
+class Synthetic(Strict):
+    """A traffic generator inside the fabric (no VM): a station of its network."""
+    name: Name
+    dst: int = Field(ge=0, description="a VM node with a board on this network")
+    size: FrameBytes
+    interval_ns: PositiveNs
+    start_ns: Ns = 0
+    count: int = Field(ge=1, le=10**9)
+
+
+class NetworkBase(Strict):
+    rate: Rate
+    mtu: int = Field(default=4500, ge=1, le=65536)
+    overhead_bytes: int = Field(default=0, ge=0, le=4096)
+    synthetic: list[Synthetic] = []
+
+    def fabric_params(self) -> dict:
+        """The topology's keys in the fabric's configuration (all but the kind itself and
+        the synthetic stations, which have lines of their own)."""
+        return {k: v for k, v in self.model_dump().items()
+                if k not in ("topology", "synthetic")}
+
+    def check(self, stations: int) -> list[str]:
+        """What this topology cannot do with that many stations (empty: nothing)."""
+        return []

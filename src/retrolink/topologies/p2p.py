@@ -1,0 +1,15 @@
+"""A full-duplex point-to-point link (fabric/topo_p2p.c)."""
+from typing import Literal
+
+from ..schema import Ns
+from .base import NetworkBase
+
+
+class P2PNetwork(NetworkBase):
+    topology: Literal["p2p"]
+    prop_ns: Ns = 0
+
+    def check(self, stations: int) -> list[str]:
+        if stations != 2:
+            return [f"topology = \"p2p\" joins exactly 2 stations, this network has {stations}"]
+        return []
