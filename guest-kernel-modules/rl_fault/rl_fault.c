@@ -11,8 +11,8 @@
  *   echo oops > /sys/kernel/debug/rl_fault/provoke   BUG(): an Oops that kills
  *                                                    the writing process only
  *
- * It is installed outside the modules the init script loads
- * (/lib/modules/retrolink-test), so it is only present when a test insmods it.
+ * No board names it, so the init script never loads it: a test does, with
+ * `modprobe rl_fault`.
  */
 #include <linux/bug.h>
 #include <linux/debugfs.h>

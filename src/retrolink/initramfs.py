@@ -1,6 +1,11 @@
 """Assemble the guest initramfs: busybox-static, the init script, our modules and
 programs, and any extra Debian tools (copied with their shared libraries).
 
+Kernel modules live where modprobe looks for them, /lib/modules/<abi>/: those of the
+Debian image that a machine may need under kernel/, ours under extra/, with the
+dependency files depmod writes; the init script modprobes the modules its machine's
+boards name (fw_cfg opt/retrolink/modules), so a module's dependencies load first.
+
 The archive is uncompressed newc cpio (fast to boot under TCG) with every mtime and
 owner fixed, so the same inputs give a byte-identical image.
 """
@@ -17,8 +22,14 @@ from .progress import StepFailed, run_logged
 
 BUSYBOX = Path("/bin/busybox")
 INIT = paths.REPO / "guest-userland" / "rootfs" / "init"
-# kernel modules of the Debian image that the init script loads
-IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko"]
+# kernel modules of the Debian image a node may load: fw_cfg (every node: the command
+# comes through it), and the stock NICs' drivers (Ethernet boards)
+IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/mii.ko",
+                 "kernel/drivers/net/ethernet/intel/e100.ko",
+                 "kernel/drivers/net/ethernet/intel/e1000/e1000.ko",
+                 "kernel/drivers/net/ethernet/dec/tulip/tulip.ko"]
+# what depmod needs besides the modules themselves (built-in modules count as present)
+IMAGE_MODULE_INDEXES = ["modules.builtin", "modules.builtin.modinfo", "modules.order"]
 
 
 def shared_libraries(binary: Path) -> list[Path]:
@@ -45,21 +56,32 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
         raise StepFailed(f"{BUSYBOX} missing: install busybox-static")
     root = out.with_suffix(".root")
     shutil.rmtree(root, ignore_errors=True)
+    modules = root / "lib" / "modules" / kernel.abi
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run", "tmp", "etc",
-              "root", "lib/modules/extra", "lib/modules/retrolink"):
+              "root"):
         (root / d).mkdir(parents=True, exist_ok=True)
     shutil.copy2(BUSYBOX, root / "bin" / "busybox")
     shutil.copy2(INIT, root / "init")
     (root / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
     (root / "etc" / "group").write_text("root:x:0:\n")
     (root / "etc" / "profile").write_text('PS1="$(hostname)# "\nexport PATH=/usr/bin:/bin:/usr/sbin:/sbin\n')
-    for rel in IMAGE_MODULES:
+    for rel in IMAGE_MODULES + IMAGE_MODULE_INDEXES:
         src = kernel.modules / rel
         if not src.exists():
-            raise StepFailed(f"guest kernel module {src} not found in the image package")
-        shutil.copy2(src, root / "lib" / "modules" / "extra" / src.name)
+            raise StepFailed(f"guest kernel file {src} not found in the image package")
+        (modules / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, modules / rel)
     if stage.exists():
-        shutil.copytree(stage, root, dirs_exist_ok=True, symlinks=True)
+        shutil.copytree(stage, root, dirs_exist_ok=True, symlinks=True,
+                        ignore=shutil.ignore_patterns("*.ko"))
+        # ours (meson installs them under lib/modules/<group>/) go to extra/
+        (modules / "extra").mkdir(exist_ok=True)
+        for ko in sorted((stage / "lib" / "modules").glob("*/*.ko")):
+            shutil.copy2(ko, modules / "extra" / ko.name)
+        for d in (root / "lib" / "modules").iterdir():     # the groups' folders, now empty
+            if d != modules and not any(d.iterdir()):
+                d.rmdir()
+    run_logged(["depmod", "-b", root, kernel.abi], log)
     for tool in extra_tools:
         add_host_tool(root, Path(tool))
     for p in [root, *root.rglob("*")]:

@@ -55,6 +55,9 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
+    modules = [m for b in machine.boards_on(node) for m in b.GUEST_MODULES]
+    if modules:
+        argv += ["-fw_cfg", f"name=opt/retrolink/modules,string={' '.join(dict.fromkeys(modules))}"]
     if files.command:
         argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}",
                  "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]

@@ -55,9 +55,13 @@ class NodeOutput:
                 self.kernel_log.append(line)
             elif not self.booted:
                 self.booted = bool(BEGIN.match(line))
-            elif line.startswith(self.end_marker + " rc="):
+            elif (at := line.find(self.end_marker + " rc=")) >= 0:
+                # output that did not end its last line has the marker glued to it
+                if at:
+                    self.lines.append(line[:at])
+                    new.append(line[:at])
                 self.finished = True
-                self.exit_code = int(line.split("rc=", 1)[1])
+                self.exit_code = int(line[at:].split("rc=", 1)[1])
             else:
                 self.lines.append(line)
                 new.append(line)

@@ -13,7 +13,7 @@ from retrolink.node_command import Artifacts
 from retrolink.progress import StepFailed
 from retrolink.runner import run_cluster
 
-FAULT = "insmod /lib/modules/retrolink-test/rl_fault.ko && echo {} > /sys/kernel/debug/rl_fault/provoke"
+FAULT = "modprobe rl_fault && echo {} > /sys/kernel/debug/rl_fault/provoke"
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +40,13 @@ def test_a_kernel_warning_or_oops_fails_a_run_whose_command_finished(built):
 
 def test_output_that_looks_like_the_end_marker_is_kept(built):
     """A command printing the old end marker, or one with a guessed nonce, goes on."""
-    cmd = "echo '@@retrolink-end rc=0'; echo '@@retrolink-end-0123456789abcdef rc=7'; echo after"
+    cmd = ("echo '@@retrolink-end rc=0'; echo '@@retrolink-end-0123456789abcdef rc=7'; "
+           "printf 'no newline at the end'")
     r = run_retrolink("run", "plain", "--node", "0", "--", cmd)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["[node0] @@retrolink-end rc=0",
                                      "[node0] @@retrolink-end-0123456789abcdef rc=7",
-                                     "[node0] after"]
+                                     "[node0] no newline at the end"]
 
 
 def test_output_is_read_once_however_long_it_grows(tmp_path, monkeypatch):
@@ -123,8 +124,8 @@ def test_a_link_with_less_latency_than_an_instruction_is_refused_before_boot(tmp
     """A zero-latency p2p link passes the schema, but no node could ever advance on it:
     the fabric's --check refuses it before any QEMU starts."""
     machine = tmp_path / "zero.toml"
-    machine.write_text('[cluster]\nnodes = 2\n[device]\nmodel = "sx"\n'
-                       '[link]\ntopology = "p2p"\nrate = "12.5MB/s"\n')
+    machine.write_text('[cluster]\nnodes = 2\n[boards.sx]\nmodel = "sx"\nnetwork = "l"\n'
+                       '[networks.l]\ntopology = "p2p"\nrate = "12.5MB/s"\n')
     runs = tmp_path / "runs"
     r = run_retrolink("run", str(machine), "--", "true", env={"RETROLINK_RUNS": str(runs)})
     assert r.returncode == 2, r.stderr

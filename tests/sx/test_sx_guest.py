@@ -70,7 +70,7 @@ def test_a_departing_node_does_not_interrupt_the_others():
 
 
 def test_module_unloads_and_reloads_repeatedly():
-    cmd = ("for i in $(seq 25); do rmmod sx || exit 1; insmod /lib/modules/retrolink/sx.ko "
+    cmd = ("for i in $(seq 25); do rmmod sx || exit 1; modprobe sx "
            "|| exit 2; done; [ -c /dev/sx0 ] && sx_bench fanin --count 0 && echo reloaded")
     r = guest(by_role(n0=cmd))
     assert r.returncode == 0, r.stdout + r.stderr

@@ -1,6 +1,6 @@
 """What every board has: the network its port joins and the nodes that carry it."""
 from pathlib import Path
-from typing import Literal, Union
+from typing import ClassVar, Literal, Union
 
 from pydantic import Field
 
@@ -10,6 +10,10 @@ from ..schema import Strict
 class BoardBase(Strict):
     network: str = Field(description="the [networks.NAME] its port joins")
     nodes: Union[Literal["all"], list[int]] = "all"
+
+    # the guest kernel modules the board needs, loaded with modprobe at boot (the
+    # module's own dependencies come with it)
+    GUEST_MODULES: ClassVar[tuple[str, ...]] = ()
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)

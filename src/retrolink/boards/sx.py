@@ -34,6 +34,7 @@ class SxBoard(BoardBase):
     # the largest frame the board puts on the link: a 4096-byte message behind its
     # 16-byte header (SX_WIRE_HDR_SIZE in qemu-devices/sx-regs.h)
     MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
+    GUEST_MODULES: ClassVar[tuple[str, ...]] = ("sx",)
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()
 
