@@ -6,10 +6,10 @@ import struct
 
 import pytest
 
-from fake_fabric import FakeFabric
-from qtest_client import Qtest
 from retrolink import wire
-from sx_regs import R
+from retrolink.qtest.client import Qtest
+from retrolink.qtest.fake_fabric import FakeFabric
+from retrolink.qtest.sx_regs import R
 
 REGS, WIN = 0xC0000000, 0xC1000000
 NEVER = wire.NEVER
@@ -57,6 +57,7 @@ def cleanup():
         q.close()
         fabric.join(timeout=10)
         assert fabric.error is None, fabric.error
+        assert not fabric.violations, fabric.violations
 
 
 def test_node_stops_at_every_grant_and_never_past_it(artifacts, tmp_path, cleanup):
@@ -87,7 +88,7 @@ def test_delivered_message_appears_at_arrival_plus_firmware_plus_bus(artifacts, 
     assert q.readl(rx_desc(slot, R.SX_DESC_TAG)) == 77
     assert q.memread(WIN + R.SX_RX_BUF_OFF + slot * R.SX_MAX_MSG, 64) == bytes(range(64))
     # the confirmation left as the message landed, echoing slot and generation
-    confirm = fabric.of_type(wire.FRAME)
+    confirm = fabric.wait_for(wire.FRAME)
     assert len(confirm) == 1 and confirm[0]["time"] == visible and confirm[0]["dst"] == 1
     kind, slot_, _, tag, _, gen = struct.unpack("<BBHIII", confirm[0]["payload"][:16])
     assert (kind, slot_, tag, gen) == (R.SX_WIRE_CONFIRM, 3, 77, 5)

@@ -2,8 +2,8 @@
 lone board (no fabric): no guest code runs, the test is the driver."""
 import pytest
 
-from qtest_client import Qtest
-from sx_regs import R
+from retrolink.qtest.client import Qtest
+from retrolink.qtest.sx_regs import R
 
 REGS, WIN = 0xC0000000, 0xC1000000
 
@@ -128,7 +128,7 @@ def test_doorbells_wait_for_the_sxm_to_start(artifacts, tmp_path):
 
 
 def test_bad_property_values_are_refused(artifacts, tmp_path):
-    from qtest_client import QtestError
+    from retrolink.qtest.client import QtestError
     for prop in ("sxm-mips=fast", "sxm-mips=0", "bus-channels=0", "confirm-bytes=1"):
         with pytest.raises(QtestError) as e:
             q = Qtest(artifacts.qemu, ["-device", f"retrolink-sx,{prop}"], tmp_path / "q.log")
