@@ -1,5 +1,6 @@
 """A small client for QEMU's qtest protocol (-accel qtest): drive a device's registers
 and the virtual clock from a test, with no guest code running."""
+import json
 import os
 import shutil
 import socket
@@ -16,7 +17,11 @@ class QtestError(Exception):
 
 
 class QtestClosed(QtestError):
-    """QEMU closed the qtest connection (it exited)."""
+    """QEMU closed the qtest connection (it exited, with this status)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class QtestTimeout(QtestError):
@@ -28,37 +33,57 @@ SIZES = {1: "b", 2: "w", 4: "l", 8: "q"}
 
 class Qtest:
     def __init__(self, qemu: Path, extra_args: list[str], log: Path, env: dict | None = None,
-                 timeout: float = 60):
+                 timeout: float = 60, qmp: bool = False):
         """Start QEMU with -accel qtest; its stdout and stderr go to log. env is added to
-        QEMU's environment; timeout bounds the wait for each reply (QtestTimeout)."""
+        QEMU's environment; timeout bounds the wait for each reply (QtestTimeout). With
+        qmp, a QMP monitor too (self.qmp())."""
         self.dir = Path(tempfile.mkdtemp(prefix="rl-qtest-"))
-        sock_path = self.dir / "qtest.sock"
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(sock_path))
-        self.listener.listen(1)
         self.log = log
         self.timeout = timeout
+        self.listeners = {}
+        for name in ("qtest", "qmp") if qmp else ("qtest",):
+            s = self.listeners[name] = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(str(self.dir / f"{name}.sock"))
+            s.listen(1)
+            extra_args = [f"-{name}", f"unix:{self.dir / f'{name}.sock'}", *extra_args]
         with open(log, "w") as out:
             self.proc = subprocess.Popen(
-                [str(qemu), "-M", "q35", "-accel", "qtest", "-qtest", f"unix:{sock_path}",
-                 "-display", "none", "-nodefaults", "-L", "/usr/share/seabios",
-                 "-L", "/usr/share/qemu", *extra_args], stdin=subprocess.DEVNULL, stdout=out,
-                stderr=subprocess.STDOUT, env=dict(os.environ, **(env or {})))
-        self.listener.settimeout(1)
-        deadline = time.monotonic() + max(30, timeout)
-        while True:
-            try:
-                self.conn, _ = self.listener.accept()
-                break
-            except TimeoutError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self._stop()
-                    raise QtestClosed(f"QEMU did not connect to qtest (exit "
-                                      f"{self.proc.returncode}); log: "
-                                      + log.read_text(errors="replace"))
-        self.conn.settimeout(timeout)
+                [str(qemu), "-M", "q35", "-accel", "qtest", "-display", "none", "-nodefaults",
+                 "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", *extra_args],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env=dict(os.environ, **(env or {})))
+        self.conn = self._accept("qtest")
         self.buf = b""
         self.async_lines: list[str] = []
+        if qmp:
+            self.qmp_conn = self._accept("qmp").makefile("rw")
+            self.qmp_conn.readline()                    # the greeting
+            self.qmp("qmp_capabilities")
+
+    def _accept(self, name: str) -> socket.socket:
+        """QEMU connects to each of our sockets as it starts."""
+        listener = self.listeners[name]
+        listener.settimeout(1)
+        deadline = time.monotonic() + max(30, self.timeout)
+        while True:
+            try:
+                conn, _ = listener.accept()
+                conn.settimeout(self.timeout)
+                return conn
+            except TimeoutError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    status = self._stop()
+                    raise QtestClosed(f"QEMU did not connect to {name} (exit {status}); log: "
+                                      + self.log.read_text(errors="replace"), status)
+
+    def qmp(self, command: str, **arguments) -> dict:
+        """One QMP command; its response ({"return": ...} or {"error": ...})."""
+        self.qmp_conn.write(json.dumps({"execute": command, "arguments": arguments}) + "\n")
+        self.qmp_conn.flush()
+        while True:
+            reply = json.loads(self.qmp_conn.readline())
+            if "event" not in reply:
+                return reply
 
     def _line(self) -> str:
         while b"\n" not in self.buf:
@@ -74,7 +99,7 @@ class Qtest:
                 except subprocess.TimeoutExpired:
                     pass
                 raise QtestClosed("QEMU closed the qtest connection; log: "
-                                  + self.log.read_text(errors="replace"))
+                                  + self.log.read_text(errors="replace"), self.proc.returncode)
             self.buf += data
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode(errors="replace")
@@ -163,11 +188,14 @@ class Qtest:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        self.listener.close()
+        for listener in self.listeners.values():
+            listener.close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return self.proc.returncode
 
     def close(self) -> int:
         """Stop QEMU (SIGTERM, as libqtest does); return its exit status."""
         self.conn.close()
+        if hasattr(self, "qmp_conn"):
+            self.qmp_conn.close()
         return self._stop()

@@ -46,7 +46,12 @@ class FakeFabric(threading.Thread):
             self.node, self.granularity = hello["node"], max(1, hello["granularity"])
             conn.sendall(wire.welcome(hello["node"], self.first_grant, self.nodes))
             while True:
-                data = conn.recv(MAX_MESSAGE + 1)
+                try:
+                    data = conn.recv(MAX_MESSAGE + 1)
+                except ConnectionResetError:
+                    # the node exited with messages it had stopped reading (it had
+                    # dropped the connection after a malformed one)
+                    return
                 if not data:
                     return
                 m = self.check(data)
@@ -60,6 +65,15 @@ class FakeFabric(threading.Thread):
                     return
         except Exception as e:       # reported by the test through self.error
             self.error = e
+
+    def stop(self) -> None:
+        """End the thread, whether it waits for the node to connect or to speak."""
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        self.join(timeout=10)
 
     def sent(self, out: bytes) -> None:
         """Note a message on its way to the node (its grants bound the next SYNC)."""
