@@ -148,3 +148,23 @@ def test_a_board_promises_no_frame_before_its_sxm_has_started(artifacts, tmp_pat
     assert [m["time"] for m in syncs] == [1_000_000, 2_000_000]
     assert syncs[0]["promise"] == 1_000_000 + 5_000_000 + SEND_NS
     assert syncs[1]["promise"] == 1_500_000 + 5_000_000 + SEND_NS
+
+
+def test_a_frame_the_fabric_says_arrives_beyond_the_clock_never_does(artifacts, tmp_path,
+                                                                     cleanup):
+    """A DELIVER at 2^63 or later (the virtual clock is an int64) armed the board's event
+    timer at a negative time: it fired at once, re-armed itself, and QEMU hung in the
+    timer loop. Such an event is never due; what arrives in time still lands."""
+    arrival = 2_000_000
+    msg = sx_frame(R.SX_WIRE_MSG, slot=1, tag=5, payload=b"x" * 64)
+    far = [wire.deliver(0, t, 1, msg, seq=i) for i, t in enumerate((1 << 63, NEVER - 1, NEVER))]
+    fabric, q = start(artifacts, tmp_path, 1_000_000,
+                      lambda m: [*far, wire.deliver(0, arrival, 1, msg, seq=9),
+                                 wire.grant(0, NEVER)] if m["time"] == 1_000_000 else [])
+    cleanup((fabric, q))
+    q.conn.settimeout(20)
+    until(q, arrival + RECV_NS + BUS_64_NS)
+    assert q.readl(REGS + R.SX_REG_RX_POP) & R.SX_RXP_VALID
+    assert q.readl(REGS + R.SX_REG_RX_POP) == 0
+    q.clock_step(10**12)
+
