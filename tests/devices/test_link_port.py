@@ -168,3 +168,21 @@ def test_a_frame_the_fabric_says_arrives_beyond_the_clock_never_does(artifacts, 
     assert q.readl(REGS + R.SX_REG_RX_POP) == 0
     q.clock_step(10**12)
 
+
+@pytest.mark.parametrize("src", [0, 2, 0xFFFFFFFF])
+def test_a_delivery_from_a_node_that_is_not_a_peer_is_refused(artifacts, tmp_path, cleanup,
+                                                              src):
+    """A frame 'from' the node itself or from beyond the cluster is a broken fabric: the
+    board would have confirmed it to that node (a FRAME to itself, or to no node). The
+    link port refuses it like any malformed message: the board leaves the ring."""
+    msg = sx_frame(R.SX_WIRE_MSG, slot=1, tag=5, payload=b"x" * 16)
+    fabric, q = start(artifacts, tmp_path, 1_000_000,
+                      lambda m: [wire.deliver(0, 1_500_000, src, msg, seq=1),
+                                 wire.grant(0, NEVER)])
+    cleanup((fabric, q))
+    until(q, 3_000_000)
+    assert q.readl(REGS + R.SX_REG_RX_POP) == 0
+    assert q.readl(REGS + R.SX_REG_STATUS) & R.SX_STATUS_LINK_UP == 0
+    assert q.readl(REGS + R.SX_REG_PEERS_UP) == 0
+    assert fabric.of_type(wire.FRAME) == []
+    assert "DELIVER from a node that is not a peer" in (tmp_path / "qemu.log").read_text()
