@@ -137,3 +137,34 @@ def test_bad_property_values_are_refused(artifacts, tmp_path):
             finally:
                 q.close()
         assert "retrolink-sx:" in str(e.value), str(e.value)
+
+
+def test_registers_take_32_bit_accesses_only(artifacts, tmp_path):
+    """sx-regs.h: 32-bit accesses only. A readq of TX_COMPLETE once popped a completion
+    and the RX_POP entry next to it (the access was split in two): every other width and
+    every unaligned access now reads 0, writes nothing, pops nothing, and is logged."""
+    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx,start-us=0", "-d", "guest_errors"],
+              tmp_path / "qemu.log")
+    try:
+        dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
+        q.map_bars(dev, {0: REGS, 2: WIN})
+        q.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+        for slot in (1, 2):
+            send(q, slot, 0, 64)                        # to itself: completes at once
+        assert q.read(8, REGS + R.SX_REG_TX_COMPLETE) == 0
+        assert q.read(2, REGS + R.SX_REG_TX_COMPLETE) == 0
+        assert q.read(4, REGS + R.SX_REG_TX_COMPLETE + 2) == 0     # unaligned
+        assert q.read(2, REGS + R.SX_REG_ID) == 0
+        q.write(8, REGS + R.SX_REG_TX_DOORBELL, 3)
+        q.write(2, REGS + R.SX_REG_CTRL, R.SX_CTRL_RESET)
+        assert reg(q, R.SX_REG_BAD_DOORBELLS) == 0 and reg(q, R.SX_REG_CTRL) == R.SX_CTRL_ENABLE
+        assert reg(q, R.SX_REG_TX_COMPLETE) & 0xFF == 1             # nothing was popped
+        assert reg(q, R.SX_REG_TX_COMPLETE) & 0xFF == 2
+        assert reg(q, R.SX_REG_TX_COMPLETE) == 0
+    finally:
+        q.close()
+    log = (tmp_path / "qemu.log").read_text()
+    for what in ("8-byte read at register offset 0x24", "2-byte read at register offset 0x24",
+                 "4-byte read at register offset 0x26", "8-byte write at register offset 0x20"):
+        assert f"retrolink-sx: {what} refused" in log, log[-2000:]
+
