@@ -662,8 +662,14 @@ static const MemoryRegionOps sx_mmio_ops = {
 
 /* ---- QOM ------------------------------------------------------------------- */
 
+/*
+ * Realize takes its steps in order and, when one fails, undoes the ones before it in
+ * reverse (the PCI core unregisters the BARs, the object owns the memory regions):
+ * nothing of a board that failed to realize stays armed, registered or connected.
+ */
 static void sx_realize(PCIDevice *pdev, Error **errp)
 {
+    ERRP_GUARD();
     SxState *s = RETROLINK_SX(pdev);
 
     if (!s->sxm_mips_str) {
@@ -699,13 +705,15 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     if (msi_init(pdev, 0, 1, true, false, errp)) {
+        error_prepend(errp, "retrolink-sx: ");
         return;
     }
     memory_region_init_io(&s->regs, OBJECT(s), &sx_mmio_ops, s, "retrolink-sx-regs", 4 * KiB);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
     if (!memory_region_init_ram(&s->window, OBJECT(s), "retrolink-sx-window",
                                 SX_WINDOW_SIZE, errp)) {
-        return;
+        error_prepend(errp, "retrolink-sx: ");
+        goto fail_msi;
     }
     s->win = memory_region_get_ram_ptr(&s->window);
     pci_register_bar(pdev, 2, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_PREFETCH,
@@ -722,7 +730,8 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     snprintf(name, sizeof(name), "sx-node%u", s->node);
     s->link = rl_link_connect(s->fabric, s->node, name, reaction, &sx_link_ops, s, errp);
     if (!s->link) {
-        return;
+        error_prepend(errp, "retrolink-sx: ");
+        goto fail_sched;
     }
     s->nodes = rl_link_nodes(s->link);
     for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
@@ -732,7 +741,19 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     }
     error_setg(&s->migration_blocker, "retrolink-sx: the SXM's in-flight messages and "
                "the fabric connection are not migratable");
-    migrate_add_blocker(&s->migration_blocker, errp);
+    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+        goto fail_link;         /* it freed the blocker */
+    }
+    return;
+
+fail_link:
+    rl_link_close(s->link);     /* its sync timer, armed at the first grant, goes too */
+    s->link = NULL;
+    s->peers_up = 0;
+fail_sched:
+    rl_sched_destroy(&s->sched);
+fail_msi:
+    msi_uninit(pdev);
 }
 
 static void sx_exit(PCIDevice *pdev)
