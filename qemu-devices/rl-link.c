@@ -119,6 +119,11 @@ static bool rl_dispatch(RlLink *l, size_t n)
             rl_link_lost(l, "bad DELIVER length");
             return false;
         }
+        if (f->src >= l->nodes || f->src == l->node) {
+            /* a device would answer it: to a node that is not there, or to itself */
+            rl_link_lost(l, "DELIVER from a node that is not a peer");
+            return false;
+        }
         /* the fabric expects a reaction to it no earlier than this (docs/fabric.md) */
         l->promised = MIN(l->promised, h->time_ns + l->reaction);
         l->ops->frame(l->opaque, h->time_ns, f->seq, f->src, f->flags,

@@ -56,7 +56,12 @@ static void sift_up(RlSched *s, size_t i)
 
 static void rearm(RlSched *s)
 {
-    if (s->heap->len) {
+    /*
+     * QEMU_CLOCK_VIRTUAL is an int64_t: an event at or beyond INT64_MAX (a frame the
+     * fabric says arrives then) is never due. timer_mod_ns() would take such a time
+     * as negative, i.e. due at once, and the callback would re-arm it for ever.
+     */
+    if (s->heap->len && EV(s, 0)->time < INT64_MAX) {
         timer_mod_ns(s->timer, EV(s, 0)->time);
     } else {
         timer_del(s->timer);

@@ -18,7 +18,8 @@
 #define SX_ID_VALUE             0x53584d31  /* "SXM1" */
 #define SX_MAX_MSG              4096        /* bytes per message */
 
-/* BAR0 registers (32-bit access only; other widths read 0 / are ignored) */
+/* BAR0 registers (aligned 32-bit access only; any other access reads 0, writes
+ * nothing, has no side effect, and is logged as a guest error) */
 #define SX_REG_ID               0x00  /* RO  SX_ID_VALUE */
 #define SX_REG_VERSION          0x04  /* RO  1 */
 #define SX_REG_NODE_ID          0x08  /* RO  this board's node id on the ring */

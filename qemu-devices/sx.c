@@ -554,11 +554,27 @@ static void sx_board_reset(SxState *s)
     sx_update_irq(s);
 }
 
+/*
+ * sx-regs.h: the registers take aligned 32-bit accesses only. Every other access
+ * reaches the handlers whole (see sx_mmio_ops) and is refused here: logged, read as 0,
+ * written nowhere, and without the side effects of the registers it overlaps.
+ */
+static bool sx_access_ok(hwaddr addr, unsigned size, bool write)
+{
+    if (size == 4 && !(addr & 3)) {
+        return true;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: %u-byte %s at register offset 0x%"
+                  HWADDR_PRIx " refused: the registers are 32-bit\n", size,
+                  write ? "write" : "read", addr);
+    return false;
+}
+
 static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     SxState *s = opaque;
 
-    if (size != 4) {
+    if (!sx_access_ok(addr, size, false)) {
         return 0;
     }
     switch (addr) {
@@ -593,7 +609,7 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
 {
     SxState *s = opaque;
 
-    if (size != 4) {
+    if (!sx_access_ok(addr, size, true)) {
         return;
     }
     switch (addr) {
@@ -629,18 +645,31 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
     }
 }
 
+/*
+ * Every width and alignment is valid and implemented here, so that the memory core
+ * passes each access on whole: with a narrower .valid, a DMA-style access (qtest's
+ * readq, address_space_rw) is split into 32-bit pieces that each have a register's
+ * side effects, and the core logs refusals as invalid_mem, not guest_errors. The
+ * handlers enforce sx-regs.h's 32-bit rule (sx_access_ok).
+ */
 static const MemoryRegionOps sx_mmio_ops = {
     .read = sx_mmio_read,
     .write = sx_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-    .impl = { .min_access_size = 1, .max_access_size = 4 },
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 /* ---- QOM ------------------------------------------------------------------- */
 
+/*
+ * Realize takes its steps in order and, when one fails, undoes the ones before it in
+ * reverse (the PCI core unregisters the BARs, the object owns the memory regions):
+ * nothing of a board that failed to realize stays armed, registered or connected.
+ */
 static void sx_realize(PCIDevice *pdev, Error **errp)
 {
+    ERRP_GUARD();
     SxState *s = RETROLINK_SX(pdev);
 
     if (!s->sxm_mips_str) {
@@ -676,13 +705,15 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     if (msi_init(pdev, 0, 1, true, false, errp)) {
+        error_prepend(errp, "retrolink-sx: ");
         return;
     }
     memory_region_init_io(&s->regs, OBJECT(s), &sx_mmio_ops, s, "retrolink-sx-regs", 4 * KiB);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
     if (!memory_region_init_ram(&s->window, OBJECT(s), "retrolink-sx-window",
                                 SX_WINDOW_SIZE, errp)) {
-        return;
+        error_prepend(errp, "retrolink-sx: ");
+        goto fail_msi;
     }
     s->win = memory_region_get_ram_ptr(&s->window);
     pci_register_bar(pdev, 2, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_PREFETCH,
@@ -699,7 +730,8 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     snprintf(name, sizeof(name), "sx-node%u", s->node);
     s->link = rl_link_connect(s->fabric, s->node, name, reaction, &sx_link_ops, s, errp);
     if (!s->link) {
-        return;
+        error_prepend(errp, "retrolink-sx: ");
+        goto fail_sched;
     }
     s->nodes = rl_link_nodes(s->link);
     for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
@@ -709,7 +741,19 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     }
     error_setg(&s->migration_blocker, "retrolink-sx: the SXM's in-flight messages and "
                "the fabric connection are not migratable");
-    migrate_add_blocker(&s->migration_blocker, errp);
+    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+        goto fail_link;         /* it freed the blocker */
+    }
+    return;
+
+fail_link:
+    rl_link_close(s->link);     /* its sync timer, armed at the first grant, goes too */
+    s->link = NULL;
+    s->peers_up = 0;
+fail_sched:
+    rl_sched_destroy(&s->sched);
+fail_msi:
+    msi_uninit(pdev);
 }
 
 static void sx_exit(PCIDevice *pdev)

@@ -66,6 +66,11 @@ def cmd_bench(args) -> int:
     return bench_main(args)
 
 
+def cmd_fuzz(args) -> int:
+    from .fuzz.cli import fuzz_main
+    return fuzz_main(args)
+
+
 def cmd_demo(args) -> int:
     from .bench.cli import bench_main
     args.which = "sx"
@@ -109,6 +114,17 @@ def make_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("test", help="build, then run the test suite (pytest)")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_test)
+
+    from .fuzz.boards import BOARDS
+    s = sub.add_parser("fuzz", help="fuzz a board's device model (ASan/UBSan QEMU, qtest, "
+                       "fake fabric); docs/fuzzing.md")
+    s.add_argument("board", choices=sorted(BOARDS))
+    s.add_argument("--seconds", type=float, default=60, help="how long (default 60)")
+    s.add_argument("--seed", metavar="N[:K]", help="seed (default: random); N:K runs only "
+                   "execution K of seed N")
+    s.add_argument("--replay", metavar="FILE", help="run a reproducer again")
+    s.add_argument("--out", metavar="DIR", help="where reproducers go (default build/fuzz)")
+    s.set_defaults(func=cmd_fuzz)
 
     for name, helptext in (("demo", "set up everything, boot the SURE-SX cluster, print its "
                             "benchmark table"), ("bench", "run a benchmark: sx, fabric")):

@@ -3,6 +3,10 @@
 The source tree and build live in the cache (one per pinned version, shared by every
 checkout); hw/retrolink in that tree is a symlink to this checkout's qemu-devices/, so
 editing a device file only recompiles that file and relinks QEMU.
+
+Variants (VARIANTS) are further builds of the same tree with the same configure arguments
+plus their own, each in its own build directory: 'asan' (AddressSanitizer + UBSan, for
+`retrolink fuzz` and the device tests) is built only when something asks for it.
 """
 import hashlib
 import json
@@ -10,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
@@ -33,8 +38,27 @@ def qemu_root(pin=None) -> Path:
     return paths.cache_dir() / "qemu" / version_dir_name(pin["source"]["version"])
 
 
-def qemu_binary(pin=None) -> Path:
-    return qemu_root(pin) / "build" / "qemu-system-x86_64"
+@dataclass(frozen=True)
+class Variant:
+    build_dir: str          # under qemu_root()
+    configure: tuple        # added to the pin's configure arguments
+    what: str               # for progress lines
+    first_build: str        # how long a first build takes, for progress lines
+
+
+VARIANTS = {
+    "release": Variant("build", (), "QEMU", "about 2 min on 2 cores"),
+    "asan": Variant("build-asan", ("--enable-asan", "--enable-ubsan"),
+                    "QEMU with ASan/UBSan", "about 7 min on 2 cores"),
+}
+
+
+def qemu_build_dir(pin=None, variant: str = "release") -> Path:
+    return qemu_root(pin) / VARIANTS[variant].build_dir
+
+
+def qemu_binary(pin=None, variant: str = "release") -> Path:
+    return qemu_build_dir(pin, variant) / "qemu-system-x86_64"
 
 
 def sha256(path: Path) -> str:
@@ -147,40 +171,46 @@ def build_python(root: Path, log: Path) -> Path:
     return venv / "bin"
 
 
-def configure_args(pin: dict) -> list[str]:
-    return list(pin["build"]["configure"])
+def configure_args(pin: dict, variant: str = "release") -> list[str]:
+    return list(pin["build"]["configure"]) + list(VARIANTS[variant].configure)
 
 
-def build_qemu(log: Path) -> Path:
-    """Make sure the pinned QEMU with our devices is built; return the binary."""
+def build_qemu(log: Path, variant: str = "release") -> Path:
+    """Make sure the pinned QEMU with our devices is built (as the given variant of
+    VARIANTS); return the binary."""
     pin = load_pin()
     root = qemu_root(pin)
-    tree, build = root / "src", root / "build"
+    v = VARIANTS[variant]
+    tree, build = root / "src", qemu_build_dir(pin, variant)
     if not tree_is_current(tree):
         if tree.exists():
             # unpacked files keep their archive times, so ninja would not see the
-            # change: start the tree and the build over (one full build)
+            # change: start the tree and every build of it over (one full build each)
             say("QEMU patches in qemu-devices/patches/ changed: unpacking QEMU again")
             shutil.rmtree(tree)
-            shutil.rmtree(build, ignore_errors=True)
+            for other in VARIANTS:
+                shutil.rmtree(qemu_build_dir(pin, other), ignore_errors=True)
         dsc = fetch_and_verify(pin, log)
         root.mkdir(parents=True, exist_ok=True)
         extract(dsc, tree, log)
     apply_overlay(tree, pin)
     stamp = build / "retrolink-configure.json"
     venv_bin = build_python(root, log)
-    want = {"args": configure_args(pin), "python": str(venv_bin)}
+    want = {"args": configure_args(pin, variant), "python": str(venv_bin)}
     if not (build / "build.ninja").exists() or not stamp.exists() \
             or json.loads(stamp.read_text()) != want:
         shutil.rmtree(build, ignore_errors=True)
         build.mkdir(parents=True)
-        with step("configuring QEMU (minimal x86_64 device set + retrolink devices)"):
+        with step(f"configuring {v.what} (minimal x86_64 device set + retrolink devices)"):
             run_logged([tree / "configure", f"--python={venv_bin / 'python3'}",
-                        *configure_args(pin)], log, cwd=build,
+                        *want["args"]], log, cwd=build,
                        env={"PATH": f"{venv_bin}:{os.environ['PATH']}"})
         stamp.write_text(json.dumps(want))
     binary = build / "qemu-system-x86_64"
     jobs = str(os.cpu_count() or 2)
+    # meson regenerates build.ninja first when its inputs changed (e.g. the device set):
+    # then ninja -n below counts the real work, not just the regeneration
+    run_logged(["ninja", "-C", build, "build.ninja"], log)
     # ninja -n tells how much work there is, for the progress bar and to stay quiet when none
     dry = subprocess.run(["ninja", "-C", build, "-n", "qemu-system-x86_64"],
                          capture_output=True, text=True)
@@ -193,11 +223,11 @@ def build_qemu(log: Path) -> Path:
         before = binary.stat().st_mtime_ns
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log)
         if binary.stat().st_mtime_ns != before:
-            say("QEMU relinked with the changed device files")
+            say(f"{v.what} relinked with the changed device files")
         return binary
-    title = "building QEMU (first time: about 2 min on 2 cores)" if todo > 100 else \
-        f"rebuilding QEMU ({todo} steps)"
+    title = f"building {v.what} (first time: {v.first_build})" if todo > 100 else \
+        f"rebuilding {v.what} ({todo} steps)"
     with step(title):
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log,
-                   progress_total=todo, progress_marker="[", desc="QEMU")
+                   progress_total=todo, progress_marker="[", desc=v.what)
     return binary

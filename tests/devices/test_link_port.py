@@ -6,10 +6,10 @@ import struct
 
 import pytest
 
-from fake_fabric import FakeFabric
-from qtest_client import Qtest
 from retrolink import wire
-from sx_regs import R
+from retrolink.qtest.client import Qtest
+from retrolink.qtest.fake_fabric import FakeFabric
+from retrolink.qtest.sx_regs import R
 
 REGS, WIN = 0xC0000000, 0xC1000000
 NEVER = wire.NEVER
@@ -57,6 +57,7 @@ def cleanup():
         q.close()
         fabric.join(timeout=10)
         assert fabric.error is None, fabric.error
+        assert not fabric.violations, fabric.violations
 
 
 def test_node_stops_at_every_grant_and_never_past_it(artifacts, tmp_path, cleanup):
@@ -87,7 +88,7 @@ def test_delivered_message_appears_at_arrival_plus_firmware_plus_bus(artifacts, 
     assert q.readl(rx_desc(slot, R.SX_DESC_TAG)) == 77
     assert q.memread(WIN + R.SX_RX_BUF_OFF + slot * R.SX_MAX_MSG, 64) == bytes(range(64))
     # the confirmation left as the message landed, echoing slot and generation
-    confirm = fabric.of_type(wire.FRAME)
+    confirm = fabric.wait_for(wire.FRAME)
     assert len(confirm) == 1 and confirm[0]["time"] == visible and confirm[0]["dst"] == 1
     kind, slot_, _, tag, _, gen = struct.unpack("<BBHIII", confirm[0]["payload"][:16])
     assert (kind, slot_, tag, gen) == (R.SX_WIRE_CONFIRM, 3, 77, 5)
@@ -147,3 +148,41 @@ def test_a_board_promises_no_frame_before_its_sxm_has_started(artifacts, tmp_pat
     assert [m["time"] for m in syncs] == [1_000_000, 2_000_000]
     assert syncs[0]["promise"] == 1_000_000 + 5_000_000 + SEND_NS
     assert syncs[1]["promise"] == 1_500_000 + 5_000_000 + SEND_NS
+
+
+def test_a_frame_the_fabric_says_arrives_beyond_the_clock_never_does(artifacts, tmp_path,
+                                                                     cleanup):
+    """A DELIVER at 2^63 or later (the virtual clock is an int64) armed the board's event
+    timer at a negative time: it fired at once, re-armed itself, and QEMU hung in the
+    timer loop. Such an event is never due; what arrives in time still lands."""
+    arrival = 2_000_000
+    msg = sx_frame(R.SX_WIRE_MSG, slot=1, tag=5, payload=b"x" * 64)
+    far = [wire.deliver(0, t, 1, msg, seq=i) for i, t in enumerate((1 << 63, NEVER - 1, NEVER))]
+    fabric, q = start(artifacts, tmp_path, 1_000_000,
+                      lambda m: [*far, wire.deliver(0, arrival, 1, msg, seq=9),
+                                 wire.grant(0, NEVER)] if m["time"] == 1_000_000 else [])
+    cleanup((fabric, q))
+    q.conn.settimeout(20)
+    until(q, arrival + RECV_NS + BUS_64_NS)
+    assert q.readl(REGS + R.SX_REG_RX_POP) & R.SX_RXP_VALID
+    assert q.readl(REGS + R.SX_REG_RX_POP) == 0
+    q.clock_step(10**12)
+
+
+@pytest.mark.parametrize("src", [0, 2, 0xFFFFFFFF])
+def test_a_delivery_from_a_node_that_is_not_a_peer_is_refused(artifacts, tmp_path, cleanup,
+                                                              src):
+    """A frame 'from' the node itself or from beyond the cluster is a broken fabric: the
+    board would have confirmed it to that node (a FRAME to itself, or to no node). The
+    link port refuses it like any malformed message: the board leaves the ring."""
+    msg = sx_frame(R.SX_WIRE_MSG, slot=1, tag=5, payload=b"x" * 16)
+    fabric, q = start(artifacts, tmp_path, 1_000_000,
+                      lambda m: [wire.deliver(0, 1_500_000, src, msg, seq=1),
+                                 wire.grant(0, NEVER)])
+    cleanup((fabric, q))
+    until(q, 3_000_000)
+    assert q.readl(REGS + R.SX_REG_RX_POP) == 0
+    assert q.readl(REGS + R.SX_REG_STATUS) & R.SX_STATUS_LINK_UP == 0
+    assert q.readl(REGS + R.SX_REG_PEERS_UP) == 0
+    assert fabric.of_type(wire.FRAME) == []
+    assert "DELIVER from a node that is not a peer" in (tmp_path / "qemu.log").read_text()

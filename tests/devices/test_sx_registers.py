@@ -2,8 +2,8 @@
 lone board (no fabric): no guest code runs, the test is the driver."""
 import pytest
 
-from qtest_client import Qtest
-from sx_regs import R
+from retrolink.qtest.client import Qtest
+from retrolink.qtest.sx_regs import R
 
 REGS, WIN = 0xC0000000, 0xC1000000
 
@@ -128,7 +128,7 @@ def test_doorbells_wait_for_the_sxm_to_start(artifacts, tmp_path):
 
 
 def test_bad_property_values_are_refused(artifacts, tmp_path):
-    from qtest_client import QtestError
+    from retrolink.qtest.client import QtestError
     for prop in ("sxm-mips=fast", "sxm-mips=0", "bus-channels=0", "confirm-bytes=1"):
         with pytest.raises(QtestError) as e:
             q = Qtest(artifacts.qemu, ["-device", f"retrolink-sx,{prop}"], tmp_path / "q.log")
@@ -137,3 +137,65 @@ def test_bad_property_values_are_refused(artifacts, tmp_path):
             finally:
                 q.close()
         assert "retrolink-sx:" in str(e.value), str(e.value)
+
+
+def test_registers_take_32_bit_accesses_only(artifacts, tmp_path):
+    """sx-regs.h: 32-bit accesses only. A readq of TX_COMPLETE once popped a completion
+    and the RX_POP entry next to it (the access was split in two): every other width and
+    every unaligned access now reads 0, writes nothing, pops nothing, and is logged."""
+    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx,start-us=0", "-d", "guest_errors"],
+              tmp_path / "qemu.log")
+    try:
+        dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
+        q.map_bars(dev, {0: REGS, 2: WIN})
+        q.writel(REGS + R.SX_REG_CTRL, R.SX_CTRL_ENABLE)
+        for slot in (1, 2):
+            send(q, slot, 0, 64)                        # to itself: completes at once
+        assert q.read(8, REGS + R.SX_REG_TX_COMPLETE) == 0
+        assert q.read(2, REGS + R.SX_REG_TX_COMPLETE) == 0
+        assert q.read(4, REGS + R.SX_REG_TX_COMPLETE + 2) == 0     # unaligned
+        assert q.read(2, REGS + R.SX_REG_ID) == 0
+        q.write(8, REGS + R.SX_REG_TX_DOORBELL, 3)
+        q.write(2, REGS + R.SX_REG_CTRL, R.SX_CTRL_RESET)
+        assert reg(q, R.SX_REG_BAD_DOORBELLS) == 0 and reg(q, R.SX_REG_CTRL) == R.SX_CTRL_ENABLE
+        assert reg(q, R.SX_REG_TX_COMPLETE) & 0xFF == 1             # nothing was popped
+        assert reg(q, R.SX_REG_TX_COMPLETE) & 0xFF == 2
+        assert reg(q, R.SX_REG_TX_COMPLETE) == 0
+    finally:
+        q.close()
+    log = (tmp_path / "qemu.log").read_text()
+    for what in ("8-byte read at register offset 0x24", "2-byte read at register offset 0x24",
+                 "4-byte read at register offset 0x26", "8-byte write at register offset 0x20"):
+        assert f"retrolink-sx: {what} refused" in log, log[-2000:]
+
+
+def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path):
+    """Hotplugged with -only-migratable, the board connects to the fabric, then fails to
+    add its migration blocker. Realize left the link's sync timer armed for the first
+    grant: there it called the freed board (ASan: heap-use-after-free in sx_promise).
+    Realize now undoes its steps: the link says BYE at once and nothing fires; a board
+    that fails before the link (no fabric) leaves the slot usable for the next one."""
+    from retrolink import wire
+    from retrolink.fuzz.engine import SANITIZER_ENV
+    from retrolink.qtest.fake_fabric import FakeFabric
+    sock = tmp_path / "fabric.sock"
+    fabric = FakeFabric(sock, 2, 1_000_000, lambda m: [wire.grant(0, wire.NEVER)])
+    q = Qtest(asan_qemu, ["-only-migratable", "-device", "pcie-root-port,id=rp"],
+              tmp_path / "qemu.log", env=SANITIZER_ENV, qmp=True)
+    try:
+        r = q.qmp("device_add", driver="retrolink-sx", bus="rp", fabric=str(sock))
+        assert "only-migratable" in r["error"]["desc"], r
+        q.clock_step(2_000_000)                 # past the grant the link had armed
+        assert fabric.wait_for(wire.BYE)        # from realize: the link is closed
+        assert [m["type"] for m in fabric.received] == [wire.HELLO, wire.BYE]
+        r = q.qmp("device_add", driver="retrolink-sx", bus="rp", fabric=str(tmp_path / "none"))
+        assert "retrolink-sx: cannot connect to the fabric" in r["error"]["desc"], r
+        q.clock_step(2_000_000)
+        assert q.qmp("device_add", driver="retrolink-sx", bus="rp", id="sx") == {"return": {}}
+        q.clock_step(2_000_000)
+    finally:
+        status = q.close()
+        fabric.stop()
+    log = (tmp_path / "qemu.log").read_text()
+    assert status == 0 and "Sanitizer" not in log, log[-3000:]
+    assert not fabric.violations, fabric.violations

@@ -1,0 +1,12 @@
+"""The boards `retrolink fuzz` knows: name -> the module whose BOARD describes it.
+A new board is one file here and one line below."""
+import importlib
+
+BOARDS = {
+    "sx": "retrolink.fuzz.boards.sx",
+}
+
+
+def load(name: str):
+    """The BoardSpec of a registered board (KeyError if there is none)."""
+    return importlib.import_module(BOARDS[name]).BOARD
