@@ -35,7 +35,10 @@ def bench_main(args) -> int:
             load_machine(args.machine, {**overrides, key: v})
     if args.which == "fabric":
         from .fabric import bench_fabric
-        return bench_fabric(args)
+        start = time.monotonic()
+        result = bench_fabric(args)
+        _write_json(args, result, time.monotonic() - start)
+        return 0
     art = build_all()
     start = time.monotonic()
     out_dir = paths.REPO / "results"

@@ -36,7 +36,8 @@ def timed_stretch(machine, art, script: str, seconds: int, what: str) -> float:
     return wall / seconds
 
 
-def bench_fabric(args) -> int:
+def bench_fabric(args) -> dict:
+    """Print the lock-step cost and return its figures (for --json)."""
     from ..build import build_all
     art = build_all()
     synced = load_machine(args.machine)
@@ -56,4 +57,6 @@ def bench_fabric(args) -> int:
     print(f"  busy, free-running:   {unsync:8.4f} s wall per virtual s  (median of {BUSY_ROUNDS})")
     print(f"  synchronised / free-running speed: {ratio:6.3f}  (goal >= 0.5; rounds: "
           + ", ".join(f"{x:.3f}" for *_, x in rounds) + ")")
-    return 0
+    return {"machine": synced.cluster.name, "idle_wall_per_virtual_s": idle,
+            "busy_synced_wall_per_virtual_s": busy, "busy_free_wall_per_virtual_s": unsync,
+            "busy_ratio": ratio, "busy_ratio_rounds": [x for *_, x in rounds]}
