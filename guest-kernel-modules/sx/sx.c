@@ -21,6 +21,7 @@
 #include <linux/io.h>
 #include <linux/iopoll.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 
 #include "sx-regs.h"
 #include "sx_uapi.h"
@@ -48,6 +49,7 @@ struct sx_dev {
 	char name[16];
 	int id;
 
+	struct mutex rx_mutex;	/* receivers: a message is peeked, copied out, then dequeued */
 	spinlock_t lock;	/* everything below; taken in the IRQ handler */
 	wait_queue_head_t tx_wq, rx_wq;
 	struct sx_txslot tx[SX_TX_SLOTS];
@@ -305,30 +307,37 @@ static bool sx_rx_ready(struct sx_dev *sx)
 	return ready;
 }
 
+/*
+ * A message leaves the queue only once it has been copied out, buffer and
+ * request both: a RECV that fails (EFAULT, ENOMEM, a signal) consumes nothing,
+ * and the next one gets the same message. rx_mutex makes peek, copy and
+ * dequeue one step among receivers.
+ */
 static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
 {
 	struct sx_recv_req req;
 	u32 j, len, copy;
 	void *buf;
-	int ret = 0;
+	int ret;
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
 	for (;;) {
+		if (mutex_lock_interruptible(&sx->rx_mutex))
+			return -EINTR;
 		spin_lock_irq(&sx->lock);
 		if (sx->dead) {
-			spin_unlock_irq(&sx->lock);
-			return -ENODEV;
+			ret = -ENODEV;
+			goto out_unlock;
 		}
 		if (sx->rx_count) {
 			j = sx->rxq[sx->rx_head];
 			req.rx_time_ns = sx->rx_time[sx->rx_head];
-			sx->rx_head = (sx->rx_head + 1) % SX_RX_SLOTS;
-			sx->rx_count--;
 			spin_unlock_irq(&sx->lock);
 			break;
 		}
 		spin_unlock_irq(&sx->lock);
+		mutex_unlock(&sx->rx_mutex);
 		if ((file->f_flags & O_NONBLOCK) || (req.flags & SX_RECV_NONBLOCK))
 			return -EAGAIN;
 		if (wait_event_interruptible(sx->rx_wq, sx_rx_ready(sx)))
@@ -339,19 +348,29 @@ static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
 	req.tag = ioread32(sx->win + SX_RX_DESC(j) + SX_DESC_TAG);
 	copy = min(len, req.len);		/* a short buffer truncates, as recv(2) */
 	buf = kmalloc(max_t(u32, copy, 1), GFP_KERNEL);
-	if (buf) {
-		memcpy_fromio(buf, sx->win + SX_RX_BUF(j), copy);
-		if (copy_to_user(u64_to_user_ptr(req.buf), buf, copy))
-			ret = -EFAULT;
-		kfree(buf);
-	} else {
+	if (!buf) {
 		ret = -ENOMEM;
+		goto out;
 	}
-	/* the message is consumed either way: give the slot back to the board */
-	iowrite32(j, sx->regs + SX_REG_RX_RELEASE);
+	memcpy_fromio(buf, sx->win + SX_RX_BUF(j), copy);
+	ret = copy_to_user(u64_to_user_ptr(req.buf), buf, copy) ? -EFAULT : 0;
+	kfree(buf);
 	req.len = len;
 	if (!ret && copy_to_user(argp, &req, sizeof(req)))
 		ret = -EFAULT;
+	if (ret)
+		goto out;
+	/* copied out: now it is consumed, and the slot goes back to the board */
+	spin_lock_irq(&sx->lock);
+	sx->rx_head = (sx->rx_head + 1) % SX_RX_SLOTS;
+	sx->rx_count--;
+	spin_unlock_irq(&sx->lock);
+	iowrite32(j, sx->regs + SX_REG_RX_RELEASE);
+	goto out;
+out_unlock:
+	spin_unlock_irq(&sx->lock);
+out:
+	mutex_unlock(&sx->rx_mutex);
 	return ret;
 }
 
@@ -512,6 +531,7 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	sx->pdev = pdev;
 	spin_lock_init(&sx->lock);
+	mutex_init(&sx->rx_mutex);
 	init_waitqueue_head(&sx->tx_wq);
 	init_waitqueue_head(&sx->rx_wq);
 
