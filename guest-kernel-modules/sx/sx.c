@@ -219,6 +219,20 @@ static long sx_send(struct sx_dev *sx, struct file *file, void __user *argp, boo
 	sx->tx[i] = (struct sx_txslot){ .busy = true, .ticket = ticket, .owner = file };
 	spin_unlock_irq(&sx->lock);
 
+	/*
+	 * The caller gets its ticket before the doorbell: a send it cannot be told
+	 * about must not happen (it would be delivered under a ticket nobody holds,
+	 * and its slot would stay busy). Nothing has reached the board yet, so
+	 * giving the slot back undoes it.
+	 */
+	if (async && put_user(ticket, &((struct sx_send_req __user *)argp)->ticket)) {
+		spin_lock_irq(&sx->lock);
+		sx_reap(sx, i);
+		spin_unlock_irq(&sx->lock);
+		wake_up_all(&sx->tx_wq);
+		ret = -EFAULT;
+		goto out;
+	}
 	memcpy_toio(sx->win + SX_TX_BUF(i), buf, req.len);
 	iowrite32(req.dst, sx->win + SX_TX_DESC(i) + SX_DESC_PEER);
 	iowrite32(req.len, sx->win + SX_TX_DESC(i) + SX_DESC_LEN);
@@ -226,8 +240,7 @@ static long sx_send(struct sx_dev *sx, struct file *file, void __user *argp, boo
 	iowrite32(i, sx->regs + SX_REG_TX_DOORBELL);
 
 	if (async) {
-		req.ticket = ticket;
-		ret = copy_to_user(argp, &req, sizeof(req)) ? -EFAULT : 0;
+		ret = 0;
 		goto out;
 	}
 	if (wait_event_interruptible(sx->tx_wq, sx_slot_done(sx, i, ticket))) {
@@ -259,8 +272,13 @@ static int sx_find_ticket(struct sx_dev *sx, struct file *file, u64 ticket)
 	return -1;
 }
 
+/*
+ * The status is written to the caller before the send is reaped: a WAIT that
+ * cannot tell the caller (EFAULT) leaves the ticket as it was, to ask again.
+ */
 static long sx_wait(struct sx_dev *sx, struct file *file, void __user *argp)
 {
+	struct sx_wait_req __user *ureq = argp;
 	struct sx_wait_req req;
 	int i, ret;
 
@@ -278,19 +296,18 @@ static long sx_wait(struct sx_dev *sx, struct file *file, void __user *argp)
 		return -EINTR;
 	}
 	spin_lock_irq(&sx->lock);
-	if (sx->dead)
-		ret = -ENODEV;
-	else if (sx->tx[i].ticket != req.ticket)
-		ret = -ENOENT;
-	else
-		ret = sx_reap(sx, i);
+	ret = sx->dead ? -ENODEV : sx->tx[i].ticket != req.ticket ? -ENOENT : sx->tx[i].status;
 	spin_unlock_irq(&sx->lock);
-	wake_up_all(&sx->tx_wq);
-	req.status = ret < 0 ? -ret : 0;
 	if (ret == -ENODEV || ret == -ENOENT)
 		return ret;
-	if (copy_to_user(argp, &req, sizeof(req)))
+	if (put_user(ret < 0 ? -ret : 0, &ureq->status))
 		return -EFAULT;
+	spin_lock_irq(&sx->lock);
+	/* another thread of this file may have reaped it meanwhile: it got the status too */
+	if (sx->tx[i].ticket == req.ticket && sx->tx[i].busy)
+		sx_reap(sx, i);
+	spin_unlock_irq(&sx->lock);
+	wake_up_all(&sx->tx_wq);
 	return 0;
 }
 
