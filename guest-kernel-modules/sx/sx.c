@@ -7,6 +7,13 @@
  * confirmation, blocking or asynchronous) and receive, poll for both
  * directions, and a read-only mmap of the message window. docs/libsx.md
  * documents the interface; sx_uapi.h defines it.
+ *
+ * Lifetime: the driver's state (struct sx_dev) is reference counted: the
+ * board holds one reference from probe to remove, and each open file one.
+ * Removal (rmmod, or an unbind with files open) marks it dead, wakes every
+ * waiter, waits under remove_lock for the calls still in the driver to leave,
+ * then stops the board and revokes the window mappings; from then on every
+ * call on a file still open fails with ENODEV, and the last close frees it.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -22,6 +29,9 @@
 #include <linux/iopoll.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/kref.h>
+#include <linux/rwsem.h>
+#include <linux/list.h>
 
 #include "sx-regs.h"
 #include "sx_uapi.h"
@@ -41,6 +51,14 @@ struct sx_txslot {
 };
 
 struct sx_dev {
+	struct kref ref;	/* the board (probe to remove), and each open file */
+	/*
+	 * Taken for reading by every call that reaches the board, for writing by
+	 * remove once dead is set: after that, no call touches the registers.
+	 */
+	struct rw_semaphore remove_lock;
+	struct mutex files_lock;
+	struct list_head files;	/* open files (struct sx_file), for remove */
 	struct pci_dev *pdev;
 	void __iomem *regs;
 	void __iomem *win;
@@ -58,11 +76,28 @@ struct sx_dev {
 	u64 rx_time[SX_RX_SLOTS];	/* when each queued message was taken */
 	unsigned int rx_head, rx_count;
 	u32 node, nodes;
-	bool dead;
+	bool dead;		/* removed: every call fails with ENODEV */
 	u64 sent, received, send_errors, irqs;
 };
 
+/* An open file of /dev/sxN. */
+struct sx_file {
+	struct sx_dev *sx;
+	struct file *file;
+	struct list_head node;	/* in sx->files */
+};
+
 static DEFINE_IDA(sx_ida);
+
+static void sx_free(struct kref *ref)
+{
+	struct sx_dev *sx = container_of(ref, struct sx_dev, ref);
+
+	pr_debug("%s: state freed\n", sx->name);
+	mutex_destroy(&sx->rx_mutex);
+	mutex_destroy(&sx->files_lock);
+	kfree(sx);
+}
 
 static int sx_status_errno(u32 status)
 {
@@ -395,14 +430,30 @@ out:
 
 static struct sx_dev *sx_from_file(struct file *file)
 {
-	return container_of(file->private_data, struct sx_dev, misc);
+	return ((struct sx_file *)file->private_data)->sx;
 }
 
-static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static int sx_open(struct inode *inode, struct file *file)
 {
-	struct sx_dev *sx = sx_from_file(file);
-	void __user *argp = (void __user *)arg;
+	/* misc_open holds misc_mtx: remove's misc_deregister waits for this */
+	struct sx_dev *sx = container_of(file->private_data, struct sx_dev, misc);
+	struct sx_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
 
+	if (!f)
+		return -ENOMEM;
+	f->sx = sx;
+	f->file = file;
+	kref_get(&sx->ref);
+	mutex_lock(&sx->files_lock);
+	list_add(&f->node, &sx->files);
+	mutex_unlock(&sx->files_lock);
+	file->private_data = f;
+	return 0;
+}
+
+static long sx_do_ioctl(struct sx_dev *sx, struct file *file, unsigned int cmd,
+			void __user *argp)
+{
 	switch (cmd) {
 	case SX_IOC_INFO: {
 		struct sx_info info = {
@@ -424,6 +475,18 @@ static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sx_dev *sx = sx_from_file(file);
+	long ret = -ENODEV;
+
+	down_read(&sx->remove_lock);
+	if (!READ_ONCE(sx->dead))
+		ret = sx_do_ioctl(sx, file, cmd, (void __user *)arg);
+	up_read(&sx->remove_lock);
+	return ret;
+}
+
 static __poll_t sx_poll(struct file *file, poll_table *wait)
 {
 	struct sx_dev *sx = sx_from_file(file);
@@ -433,20 +496,34 @@ static __poll_t sx_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &sx->tx_wq, wait);
 	spin_lock_irq(&sx->lock);
 	if (sx->dead)
-		mask |= EPOLLERR | EPOLLHUP;
-	if (sx->rx_count)
+		mask = EPOLLERR | EPOLLHUP;	/* nothing to read, nothing can be sent */
+	else if (sx->rx_count)
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (sx_free_slot(sx) >= 0)
+	if (!sx->dead && sx_free_slot(sx) >= 0)
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	spin_unlock_irq(&sx->lock);
 	return mask;
 }
+
+/*
+ * The window is mapped whole at mmap time, so a page is missing only once the
+ * board is gone (sx_remove unmaps it): there is nothing left to map.
+ */
+static vm_fault_t sx_vm_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct vm_operations_struct sx_vm_ops = {
+	.fault = sx_vm_fault,
+};
 
 /* The message window, read-only: descriptors and buffers as the board sees them. */
 static int sx_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sx_dev *sx = sx_from_file(file);
 	unsigned long size = vma->vm_end - vma->vm_start;
+	int ret;
 
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
@@ -455,14 +532,20 @@ static int sx_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	vma->vm_flags &= ~VM_MAYWRITE;
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	return io_remap_pfn_range(vma, vma->vm_start,
-				  (sx->win_start >> PAGE_SHIFT) + vma->vm_pgoff,
-				  size, vma->vm_page_prot);
+	vma->vm_ops = &sx_vm_ops;
+	down_read(&sx->remove_lock);
+	ret = READ_ONCE(sx->dead) ? -ENODEV :
+	      io_remap_pfn_range(vma, vma->vm_start,
+				 (sx->win_start >> PAGE_SHIFT) + vma->vm_pgoff,
+				 size, vma->vm_page_prot);
+	up_read(&sx->remove_lock);
+	return ret;
 }
 
 static int sx_release(struct inode *inode, struct file *file)
 {
-	struct sx_dev *sx = sx_from_file(file);
+	struct sx_file *f = file->private_data;
+	struct sx_dev *sx = f->sx;
 	int i;
 
 	spin_lock_irq(&sx->lock);
@@ -476,11 +559,17 @@ static int sx_release(struct inode *inode, struct file *file)
 	}
 	spin_unlock_irq(&sx->lock);
 	wake_up_all(&sx->tx_wq);
+	mutex_lock(&sx->files_lock);
+	list_del(&f->node);
+	mutex_unlock(&sx->files_lock);
+	kfree(f);
+	kref_put(&sx->ref, sx_free);
 	return 0;
 }
 
 static const struct file_operations sx_fops = {
 	.owner = THIS_MODULE,
+	.open = sx_open,
 	.unlocked_ioctl = sx_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = sx_poll,
@@ -543,21 +632,27 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	u32 status;
 	int ret;
 
-	sx = devm_kzalloc(&pdev->dev, sizeof(*sx), GFP_KERNEL);
+	/* not devm: files may outlive the binding (sx_free frees it) */
+	sx = kzalloc(sizeof(*sx), GFP_KERNEL);
 	if (!sx)
 		return -ENOMEM;
+	kref_init(&sx->ref);
+	init_rwsem(&sx->remove_lock);
+	mutex_init(&sx->files_lock);
+	INIT_LIST_HEAD(&sx->files);
 	sx->pdev = pdev;
 	spin_lock_init(&sx->lock);
 	mutex_init(&sx->rx_mutex);
 	init_waitqueue_head(&sx->tx_wq);
 	init_waitqueue_head(&sx->rx_wq);
+	sx->id = -1;
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
-		return ret;
+		goto err_free;
 	ret = pcim_iomap_regions(pdev, BIT(0) | BIT(2), DRV_NAME);
 	if (ret)
-		return ret;
+		goto err_free;
 	sx->regs = pcim_iomap_table(pdev)[0];
 	sx->win = pcim_iomap_table(pdev)[2];
 	sx->win_start = pci_resource_start(pdev, 2);
@@ -565,7 +660,8 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	    ioread32(sx->regs + SX_REG_ID) != SX_ID_VALUE) {
 		dev_err(&pdev->dev, "not an SX board (ID %08x)\n",
 			ioread32(sx->regs + SX_REG_ID));
-		return -ENODEV;
+		ret = -ENODEV;
+		goto err_free;
 	}
 	pci_set_master(pdev);
 
@@ -575,16 +671,16 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
 	if (ret < 0)
-		return ret;
-	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, 0), sx_irq, IRQF_SHARED,
-			       DRV_NAME, sx);
+		goto err_free;
+	/* not devm either: the handler must go before its vector (err_irq, sx_remove) */
+	ret = request_irq(pci_irq_vector(pdev, 0), sx_irq, IRQF_SHARED, DRV_NAME, sx);
 	if (ret)
 		goto err_vectors;
 
 	sx->id = ida_alloc(&sx_ida, GFP_KERNEL);
 	if (sx->id < 0) {
 		ret = sx->id;
-		goto err_vectors;
+		goto err_irq;
 	}
 	snprintf(sx->name, sizeof(sx->name), "sx%d", sx->id);
 	sx->misc = (struct miscdevice){
@@ -615,28 +711,44 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_ida:
-	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
 	ida_free(&sx_ida, sx->id);
+err_irq:
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);	/* masks the board's interrupts */
+	free_irq(pci_irq_vector(pdev, 0), sx);
 err_vectors:
 	pci_free_irq_vectors(pdev);
+err_free:
+	kref_put(&sx->ref, sx_free);
 	return ret;
 }
 
 static void sx_remove(struct pci_dev *pdev)
 {
 	struct sx_dev *sx = pci_get_drvdata(pdev);
+	struct sx_file *f;
 
-	misc_deregister(&sx->misc);
-	/* stop the board first: it drops whatever is in flight */
-	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	misc_deregister(&sx->misc);	/* no more opens; the sysfs counters are gone */
 	spin_lock_irq(&sx->lock);
 	sx->dead = true;
 	spin_unlock_irq(&sx->lock);
+	/* the waiters see dead and leave the driver with ENODEV */
 	wake_up_all(&sx->tx_wq);
 	wake_up_all(&sx->rx_wq);
-	devm_free_irq(&pdev->dev, pci_irq_vector(pdev, 0), sx);
+	down_write(&sx->remove_lock);
+	/* stop the board: it drops whatever is in flight, and interrupts no more */
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	free_irq(pci_irq_vector(pdev, 0), sx);
 	pci_free_irq_vectors(pdev);
+	sx->regs = NULL;		/* devres unmaps the BARs when we return */
+	sx->win = NULL;
+	up_write(&sx->remove_lock);
+	/* the window mapped by files still open: an access is now SIGBUS (sx_vm_fault) */
+	mutex_lock(&sx->files_lock);
+	list_for_each_entry(f, &sx->files, node)
+		unmap_mapping_range(f->file->f_mapping, 0, 0, 1);
+	mutex_unlock(&sx->files_lock);
 	ida_free(&sx_ida, sx->id);
+	kref_put(&sx->ref, sx_free);	/* the board's reference; open files keep theirs */
 }
 
 static const struct pci_device_id sx_ids[] = {

@@ -13,6 +13,8 @@
  *    ticket; ENODEV: the ticket is gone.
  *  - RECV: any error but ENODEV: no message taken, the next RECV gets it (a
  *    message leaves the queue once buffer and request are written).
+ *  - ENODEV from every call (poll: POLLERR | POLLHUP; a mapped window: SIGBUS):
+ *    the board was removed; the file stays valid until it is closed.
  */
 #ifndef SX_UAPI_H
 #define SX_UAPI_H
