@@ -19,15 +19,8 @@
 #ifndef SX_UAPI_H
 #define SX_UAPI_H
 
-#ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/ioctl.h>
-#else
-#include <stdint.h>
-#include <sys/ioctl.h>
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-#endif
 
 #define SX_MSG_MAX 4096
 
