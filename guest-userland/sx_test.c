@@ -662,6 +662,9 @@ static void unbind_rebind(int peer)
         ok = CLI_BOUNDED(5, sx_send_async(sx, peer, msg, sizeof(msg), U_FIRST + i, &h[i])) == 0;
     }
     result("unbind_setup_sends", ok && window, "send %d: %s", i, strerror(errno));
+    if (window) {
+        (void)window[0];            /* mapped now: the removal must take it away */
+    }
     usleep(100000);                 /* they are delivered and confirmed */
     pid_t kids[3];
     for (int k = 0; k < 3; k++) {

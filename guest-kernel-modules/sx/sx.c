@@ -11,9 +11,11 @@
  * Lifetime: the driver's state (struct sx_dev) is reference counted: the
  * board holds one reference from probe to remove, and each open file one.
  * Removal (rmmod, or an unbind with files open) marks it dead, wakes every
- * waiter, waits under remove_lock for the calls still in the driver to leave,
- * then stops the board and revokes the window mappings; from then on every
- * call on a file still open fails with ENODEV, and the last close frees it.
+ * waiter, waits (SRCU) for the calls still in the driver to leave, then stops
+ * the board and revokes the window mappings; from then on every call on a
+ * file still open fails with ENODEV, and the last close frees it. SRCU rather
+ * than a rwsem: its readers never wait, so a call that faults on user memory
+ * (mmap_lock) cannot deadlock against a removal waiting for it.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -30,7 +32,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/kref.h>
-#include <linux/rwsem.h>
+#include <linux/srcu.h>
 #include <linux/list.h>
 
 #include "sx-regs.h"
@@ -53,10 +55,11 @@ struct sx_txslot {
 struct sx_dev {
 	struct kref ref;	/* the board (probe to remove), and each open file */
 	/*
-	 * Taken for reading by every call that reaches the board, for writing by
-	 * remove once dead is set: after that, no call touches the registers.
+	 * Read side around every call that reaches the board (and the window's
+	 * page faults); remove waits for them once dead is set: after that no
+	 * call touches the registers or maps the window.
 	 */
-	struct rw_semaphore remove_lock;
+	struct srcu_struct srcu;
 	struct mutex files_lock;
 	struct list_head files;	/* open files (struct sx_file), for remove */
 	struct pci_dev *pdev;
@@ -94,6 +97,7 @@ static void sx_free(struct kref *ref)
 	struct sx_dev *sx = container_of(ref, struct sx_dev, ref);
 
 	pr_debug("%s: state freed\n", sx->name);
+	cleanup_srcu_struct(&sx->srcu);
 	mutex_destroy(&sx->rx_mutex);
 	mutex_destroy(&sx->files_lock);
 	kfree(sx);
@@ -479,11 +483,11 @@ static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct sx_dev *sx = sx_from_file(file);
 	long ret = -ENODEV;
+	int idx = srcu_read_lock(&sx->srcu);
 
-	down_read(&sx->remove_lock);
 	if (!READ_ONCE(sx->dead))
 		ret = sx_do_ioctl(sx, file, cmd, (void __user *)arg);
-	up_read(&sx->remove_lock);
+	srcu_read_unlock(&sx->srcu, idx);
 	return ret;
 }
 
@@ -506,12 +510,22 @@ static __poll_t sx_poll(struct file *file, poll_table *wait)
 }
 
 /*
- * The window is mapped whole at mmap time, so a page is missing only once the
- * board is gone (sx_remove unmaps it): there is nothing left to map.
+ * The window is mapped a page at a time, as it is touched, and only while the
+ * board is there: sx_remove unmaps what was mapped, and a page touched after
+ * that is SIGBUS.
  */
 static vm_fault_t sx_vm_fault(struct vm_fault *vmf)
 {
-	return VM_FAULT_SIGBUS;
+	struct vm_area_struct *vma = vmf->vma;
+	struct sx_dev *sx = sx_from_file(vma->vm_file);
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	int idx = srcu_read_lock(&sx->srcu);
+
+	if (!READ_ONCE(sx->dead))
+		ret = vmf_insert_pfn(vma, vmf->address,
+				     (sx->win_start >> PAGE_SHIFT) + vmf->pgoff);
+	srcu_read_unlock(&sx->srcu, idx);
+	return ret;
 }
 
 static const struct vm_operations_struct sx_vm_ops = {
@@ -523,23 +537,19 @@ static int sx_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sx_dev *sx = sx_from_file(file);
 	unsigned long size = vma->vm_end - vma->vm_start;
-	int ret;
 
+	if (READ_ONCE(sx->dead))
+		return -ENODEV;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
 	if (vma->vm_pgoff > SX_WINDOW_SIZE >> PAGE_SHIFT ||
 	    size > SX_WINDOW_SIZE - (vma->vm_pgoff << PAGE_SHIFT))
 		return -EINVAL;
 	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	vma->vm_ops = &sx_vm_ops;
-	down_read(&sx->remove_lock);
-	ret = READ_ONCE(sx->dead) ? -ENODEV :
-	      io_remap_pfn_range(vma, vma->vm_start,
-				 (sx->win_start >> PAGE_SHIFT) + vma->vm_pgoff,
-				 size, vma->vm_page_prot);
-	up_read(&sx->remove_lock);
-	return ret;
+	return 0;
 }
 
 static int sx_release(struct inode *inode, struct file *file)
@@ -637,7 +647,10 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!sx)
 		return -ENOMEM;
 	kref_init(&sx->ref);
-	init_rwsem(&sx->remove_lock);
+	if (init_srcu_struct(&sx->srcu)) {
+		kfree(sx);
+		return -ENOMEM;
+	}
 	mutex_init(&sx->files_lock);
 	INIT_LIST_HEAD(&sx->files);
 	sx->pdev = pdev;
@@ -645,7 +658,6 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&sx->rx_mutex);
 	init_waitqueue_head(&sx->tx_wq);
 	init_waitqueue_head(&sx->rx_wq);
-	sx->id = -1;
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -734,14 +746,13 @@ static void sx_remove(struct pci_dev *pdev)
 	/* the waiters see dead and leave the driver with ENODEV */
 	wake_up_all(&sx->tx_wq);
 	wake_up_all(&sx->rx_wq);
-	down_write(&sx->remove_lock);
+	synchronize_srcu(&sx->srcu);
 	/* stop the board: it drops whatever is in flight, and interrupts no more */
 	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
 	free_irq(pci_irq_vector(pdev, 0), sx);
 	pci_free_irq_vectors(pdev);
 	sx->regs = NULL;		/* devres unmaps the BARs when we return */
 	sx->win = NULL;
-	up_write(&sx->remove_lock);
 	/* the window mapped by files still open: an access is now SIGBUS (sx_vm_fault) */
 	mutex_lock(&sx->files_lock);
 	list_for_each_entry(f, &sx->files, node)
