@@ -288,7 +288,8 @@ int main(int argc, char **argv)
     }
     snprintf(slots, sizeof(slots), "the board has %d send slots", sx_tx_slots(sx));
     if (is_stream || is_fanout) {
-        window = cli_num("--window", "8", 1, sx_tx_slots(sx), slots);
+        window = cli_num("--window", "8", 1,
+                         sx_tx_slots(sx) < MAX_WINDOW ? sx_tx_slots(sx) : MAX_WINDOW, slots);
     }
     if (!strcmp(mode, "pingpong") || (!strcmp(mode, "echo") && cli_given("--peer"))) {
         peer = node_opt("--peer");
