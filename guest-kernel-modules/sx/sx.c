@@ -7,6 +7,15 @@
  * confirmation, blocking or asynchronous) and receive, poll for both
  * directions, and a read-only mmap of the message window. docs/libsx.md
  * documents the interface; sx_uapi.h defines it.
+ *
+ * Lifetime: the driver's state (struct sx_dev) is reference counted: the
+ * board holds one reference from probe to remove, and each open file one.
+ * Removal (rmmod, or an unbind with files open) marks it dead, wakes every
+ * waiter, waits (SRCU) for the calls still in the driver to leave, then stops
+ * the board and revokes the window mappings; from then on every call on a
+ * file still open fails with ENODEV, and the last close frees it. SRCU rather
+ * than a rwsem: its readers never wait, so a call that faults on user memory
+ * (mmap_lock) cannot deadlock against a removal waiting for it.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -21,6 +30,10 @@
 #include <linux/io.h>
 #include <linux/iopoll.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/kref.h>
+#include <linux/srcu.h>
+#include <linux/list.h>
 
 #include "sx-regs.h"
 #include "sx_uapi.h"
@@ -40,6 +53,15 @@ struct sx_txslot {
 };
 
 struct sx_dev {
+	struct kref ref;	/* the board (probe to remove), and each open file */
+	/*
+	 * Read side around every call that reaches the board (and the window's
+	 * page faults); remove waits for them once dead is set: after that no
+	 * call touches the registers or maps the window.
+	 */
+	struct srcu_struct srcu;
+	struct mutex files_lock;
+	struct list_head files;	/* open files (struct sx_file), for remove */
 	struct pci_dev *pdev;
 	void __iomem *regs;
 	void __iomem *win;
@@ -48,6 +70,7 @@ struct sx_dev {
 	char name[16];
 	int id;
 
+	struct mutex rx_mutex;	/* receivers: a message is peeked, copied out, then dequeued */
 	spinlock_t lock;	/* everything below; taken in the IRQ handler */
 	wait_queue_head_t tx_wq, rx_wq;
 	struct sx_txslot tx[SX_TX_SLOTS];
@@ -56,11 +79,29 @@ struct sx_dev {
 	u64 rx_time[SX_RX_SLOTS];	/* when each queued message was taken */
 	unsigned int rx_head, rx_count;
 	u32 node, nodes;
-	bool dead;
+	bool dead;		/* removed: every call fails with ENODEV */
 	u64 sent, received, send_errors, irqs;
 };
 
+/* An open file of /dev/sxN. */
+struct sx_file {
+	struct sx_dev *sx;
+	struct file *file;
+	struct list_head node;	/* in sx->files */
+};
+
 static DEFINE_IDA(sx_ida);
+
+static void sx_free(struct kref *ref)
+{
+	struct sx_dev *sx = container_of(ref, struct sx_dev, ref);
+
+	pr_debug("%s: state freed\n", sx->name);
+	cleanup_srcu_struct(&sx->srcu);
+	mutex_destroy(&sx->rx_mutex);
+	mutex_destroy(&sx->files_lock);
+	kfree(sx);
+}
 
 static int sx_status_errno(u32 status)
 {
@@ -217,6 +258,20 @@ static long sx_send(struct sx_dev *sx, struct file *file, void __user *argp, boo
 	sx->tx[i] = (struct sx_txslot){ .busy = true, .ticket = ticket, .owner = file };
 	spin_unlock_irq(&sx->lock);
 
+	/*
+	 * The caller gets its ticket before the doorbell: a send it cannot be told
+	 * about must not happen (it would be delivered under a ticket nobody holds,
+	 * and its slot would stay busy). Nothing has reached the board yet, so
+	 * giving the slot back undoes it.
+	 */
+	if (async && put_user(ticket, &((struct sx_send_req __user *)argp)->ticket)) {
+		spin_lock_irq(&sx->lock);
+		sx_reap(sx, i);
+		spin_unlock_irq(&sx->lock);
+		wake_up_all(&sx->tx_wq);
+		ret = -EFAULT;
+		goto out;
+	}
 	memcpy_toio(sx->win + SX_TX_BUF(i), buf, req.len);
 	iowrite32(req.dst, sx->win + SX_TX_DESC(i) + SX_DESC_PEER);
 	iowrite32(req.len, sx->win + SX_TX_DESC(i) + SX_DESC_LEN);
@@ -224,8 +279,7 @@ static long sx_send(struct sx_dev *sx, struct file *file, void __user *argp, boo
 	iowrite32(i, sx->regs + SX_REG_TX_DOORBELL);
 
 	if (async) {
-		req.ticket = ticket;
-		ret = copy_to_user(argp, &req, sizeof(req)) ? -EFAULT : 0;
+		ret = 0;
 		goto out;
 	}
 	if (wait_event_interruptible(sx->tx_wq, sx_slot_done(sx, i, ticket))) {
@@ -257,8 +311,13 @@ static int sx_find_ticket(struct sx_dev *sx, struct file *file, u64 ticket)
 	return -1;
 }
 
+/*
+ * The status is written to the caller before the send is reaped: a WAIT that
+ * cannot tell the caller (EFAULT) leaves the ticket as it was, to ask again.
+ */
 static long sx_wait(struct sx_dev *sx, struct file *file, void __user *argp)
 {
+	struct sx_wait_req __user *ureq = argp;
 	struct sx_wait_req req;
 	int i, ret;
 
@@ -276,19 +335,18 @@ static long sx_wait(struct sx_dev *sx, struct file *file, void __user *argp)
 		return -EINTR;
 	}
 	spin_lock_irq(&sx->lock);
-	if (sx->dead)
-		ret = -ENODEV;
-	else if (sx->tx[i].ticket != req.ticket)
-		ret = -ENOENT;
-	else
-		ret = sx_reap(sx, i);
+	ret = sx->dead ? -ENODEV : sx->tx[i].ticket != req.ticket ? -ENOENT : sx->tx[i].status;
 	spin_unlock_irq(&sx->lock);
-	wake_up_all(&sx->tx_wq);
-	req.status = ret < 0 ? -ret : 0;
 	if (ret == -ENODEV || ret == -ENOENT)
 		return ret;
-	if (copy_to_user(argp, &req, sizeof(req)))
+	if (put_user(ret < 0 ? -ret : 0, &ureq->status))
 		return -EFAULT;
+	spin_lock_irq(&sx->lock);
+	/* another thread of this file may have reaped it meanwhile: it got the status too */
+	if (sx->tx[i].ticket == req.ticket && sx->tx[i].busy)
+		sx_reap(sx, i);
+	spin_unlock_irq(&sx->lock);
+	wake_up_all(&sx->tx_wq);
 	return 0;
 }
 
@@ -305,30 +363,37 @@ static bool sx_rx_ready(struct sx_dev *sx)
 	return ready;
 }
 
+/*
+ * A message leaves the queue only once it has been copied out, buffer and
+ * request both: a RECV that fails (EFAULT, ENOMEM, a signal) consumes nothing,
+ * and the next one gets the same message. rx_mutex makes peek, copy and
+ * dequeue one step among receivers.
+ */
 static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
 {
 	struct sx_recv_req req;
 	u32 j, len, copy;
 	void *buf;
-	int ret = 0;
+	int ret;
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
 	for (;;) {
+		if (mutex_lock_interruptible(&sx->rx_mutex))
+			return -EINTR;
 		spin_lock_irq(&sx->lock);
 		if (sx->dead) {
-			spin_unlock_irq(&sx->lock);
-			return -ENODEV;
+			ret = -ENODEV;
+			goto out_unlock;
 		}
 		if (sx->rx_count) {
 			j = sx->rxq[sx->rx_head];
 			req.rx_time_ns = sx->rx_time[sx->rx_head];
-			sx->rx_head = (sx->rx_head + 1) % SX_RX_SLOTS;
-			sx->rx_count--;
 			spin_unlock_irq(&sx->lock);
 			break;
 		}
 		spin_unlock_irq(&sx->lock);
+		mutex_unlock(&sx->rx_mutex);
 		if ((file->f_flags & O_NONBLOCK) || (req.flags & SX_RECV_NONBLOCK))
 			return -EAGAIN;
 		if (wait_event_interruptible(sx->rx_wq, sx_rx_ready(sx)))
@@ -339,19 +404,29 @@ static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
 	req.tag = ioread32(sx->win + SX_RX_DESC(j) + SX_DESC_TAG);
 	copy = min(len, req.len);		/* a short buffer truncates, as recv(2) */
 	buf = kmalloc(max_t(u32, copy, 1), GFP_KERNEL);
-	if (buf) {
-		memcpy_fromio(buf, sx->win + SX_RX_BUF(j), copy);
-		if (copy_to_user(u64_to_user_ptr(req.buf), buf, copy))
-			ret = -EFAULT;
-		kfree(buf);
-	} else {
+	if (!buf) {
 		ret = -ENOMEM;
+		goto out;
 	}
-	/* the message is consumed either way: give the slot back to the board */
-	iowrite32(j, sx->regs + SX_REG_RX_RELEASE);
+	memcpy_fromio(buf, sx->win + SX_RX_BUF(j), copy);
+	ret = copy_to_user(u64_to_user_ptr(req.buf), buf, copy) ? -EFAULT : 0;
+	kfree(buf);
 	req.len = len;
 	if (!ret && copy_to_user(argp, &req, sizeof(req)))
 		ret = -EFAULT;
+	if (ret)
+		goto out;
+	/* copied out: now it is consumed, and the slot goes back to the board */
+	spin_lock_irq(&sx->lock);
+	sx->rx_head = (sx->rx_head + 1) % SX_RX_SLOTS;
+	sx->rx_count--;
+	spin_unlock_irq(&sx->lock);
+	iowrite32(j, sx->regs + SX_REG_RX_RELEASE);
+	goto out;
+out_unlock:
+	spin_unlock_irq(&sx->lock);
+out:
+	mutex_unlock(&sx->rx_mutex);
 	return ret;
 }
 
@@ -359,14 +434,30 @@ static long sx_recv(struct sx_dev *sx, struct file *file, void __user *argp)
 
 static struct sx_dev *sx_from_file(struct file *file)
 {
-	return container_of(file->private_data, struct sx_dev, misc);
+	return ((struct sx_file *)file->private_data)->sx;
 }
 
-static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static int sx_open(struct inode *inode, struct file *file)
 {
-	struct sx_dev *sx = sx_from_file(file);
-	void __user *argp = (void __user *)arg;
+	/* misc_open holds misc_mtx: remove's misc_deregister waits for this */
+	struct sx_dev *sx = container_of(file->private_data, struct sx_dev, misc);
+	struct sx_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
 
+	if (!f)
+		return -ENOMEM;
+	f->sx = sx;
+	f->file = file;
+	kref_get(&sx->ref);
+	mutex_lock(&sx->files_lock);
+	list_add(&f->node, &sx->files);
+	mutex_unlock(&sx->files_lock);
+	file->private_data = f;
+	return 0;
+}
+
+static long sx_do_ioctl(struct sx_dev *sx, struct file *file, unsigned int cmd,
+			void __user *argp)
+{
 	switch (cmd) {
 	case SX_IOC_INFO: {
 		struct sx_info info = {
@@ -388,6 +479,18 @@ static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+static long sx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sx_dev *sx = sx_from_file(file);
+	long ret = -ENODEV;
+	int idx = srcu_read_lock(&sx->srcu);
+
+	if (!READ_ONCE(sx->dead))
+		ret = sx_do_ioctl(sx, file, cmd, (void __user *)arg);
+	srcu_read_unlock(&sx->srcu, idx);
+	return ret;
+}
+
 static __poll_t sx_poll(struct file *file, poll_table *wait)
 {
 	struct sx_dev *sx = sx_from_file(file);
@@ -397,14 +500,37 @@ static __poll_t sx_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &sx->tx_wq, wait);
 	spin_lock_irq(&sx->lock);
 	if (sx->dead)
-		mask |= EPOLLERR | EPOLLHUP;
-	if (sx->rx_count)
+		mask = EPOLLERR | EPOLLHUP;	/* nothing to read, nothing can be sent */
+	else if (sx->rx_count)
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (sx_free_slot(sx) >= 0)
+	if (!sx->dead && sx_free_slot(sx) >= 0)
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	spin_unlock_irq(&sx->lock);
 	return mask;
 }
+
+/*
+ * The window is mapped a page at a time, as it is touched, and only while the
+ * board is there: sx_remove unmaps what was mapped, and a page touched after
+ * that is SIGBUS.
+ */
+static vm_fault_t sx_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct sx_dev *sx = sx_from_file(vma->vm_file);
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	int idx = srcu_read_lock(&sx->srcu);
+
+	if (!READ_ONCE(sx->dead))
+		ret = vmf_insert_pfn(vma, vmf->address,
+				     (sx->win_start >> PAGE_SHIFT) + vmf->pgoff);
+	srcu_read_unlock(&sx->srcu, idx);
+	return ret;
+}
+
+static const struct vm_operations_struct sx_vm_ops = {
+	.fault = sx_vm_fault,
+};
 
 /* The message window, read-only: descriptors and buffers as the board sees them. */
 static int sx_mmap(struct file *file, struct vm_area_struct *vma)
@@ -412,21 +538,24 @@ static int sx_mmap(struct file *file, struct vm_area_struct *vma)
 	struct sx_dev *sx = sx_from_file(file);
 	unsigned long size = vma->vm_end - vma->vm_start;
 
+	if (READ_ONCE(sx->dead))
+		return -ENODEV;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
 	if (vma->vm_pgoff > SX_WINDOW_SIZE >> PAGE_SHIFT ||
 	    size > SX_WINDOW_SIZE - (vma->vm_pgoff << PAGE_SHIFT))
 		return -EINVAL;
 	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	return io_remap_pfn_range(vma, vma->vm_start,
-				  (sx->win_start >> PAGE_SHIFT) + vma->vm_pgoff,
-				  size, vma->vm_page_prot);
+	vma->vm_ops = &sx_vm_ops;
+	return 0;
 }
 
 static int sx_release(struct inode *inode, struct file *file)
 {
-	struct sx_dev *sx = sx_from_file(file);
+	struct sx_file *f = file->private_data;
+	struct sx_dev *sx = f->sx;
 	int i;
 
 	spin_lock_irq(&sx->lock);
@@ -440,11 +569,17 @@ static int sx_release(struct inode *inode, struct file *file)
 	}
 	spin_unlock_irq(&sx->lock);
 	wake_up_all(&sx->tx_wq);
+	mutex_lock(&sx->files_lock);
+	list_del(&f->node);
+	mutex_unlock(&sx->files_lock);
+	kfree(f);
+	kref_put(&sx->ref, sx_free);
 	return 0;
 }
 
 static const struct file_operations sx_fops = {
 	.owner = THIS_MODULE,
+	.open = sx_open,
 	.unlocked_ioctl = sx_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = sx_poll,
@@ -507,20 +642,29 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	u32 status;
 	int ret;
 
-	sx = devm_kzalloc(&pdev->dev, sizeof(*sx), GFP_KERNEL);
+	/* not devm: files may outlive the binding (sx_free frees it) */
+	sx = kzalloc(sizeof(*sx), GFP_KERNEL);
 	if (!sx)
 		return -ENOMEM;
+	kref_init(&sx->ref);
+	if (init_srcu_struct(&sx->srcu)) {
+		kfree(sx);
+		return -ENOMEM;
+	}
+	mutex_init(&sx->files_lock);
+	INIT_LIST_HEAD(&sx->files);
 	sx->pdev = pdev;
 	spin_lock_init(&sx->lock);
+	mutex_init(&sx->rx_mutex);
 	init_waitqueue_head(&sx->tx_wq);
 	init_waitqueue_head(&sx->rx_wq);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
-		return ret;
+		goto err_free;
 	ret = pcim_iomap_regions(pdev, BIT(0) | BIT(2), DRV_NAME);
 	if (ret)
-		return ret;
+		goto err_free;
 	sx->regs = pcim_iomap_table(pdev)[0];
 	sx->win = pcim_iomap_table(pdev)[2];
 	sx->win_start = pci_resource_start(pdev, 2);
@@ -528,7 +672,8 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	    ioread32(sx->regs + SX_REG_ID) != SX_ID_VALUE) {
 		dev_err(&pdev->dev, "not an SX board (ID %08x)\n",
 			ioread32(sx->regs + SX_REG_ID));
-		return -ENODEV;
+		ret = -ENODEV;
+		goto err_free;
 	}
 	pci_set_master(pdev);
 
@@ -538,16 +683,16 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
 	if (ret < 0)
-		return ret;
-	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, 0), sx_irq, IRQF_SHARED,
-			       DRV_NAME, sx);
+		goto err_free;
+	/* not devm either: the handler must go before its vector (err_irq, sx_remove) */
+	ret = request_irq(pci_irq_vector(pdev, 0), sx_irq, IRQF_SHARED, DRV_NAME, sx);
 	if (ret)
 		goto err_vectors;
 
 	sx->id = ida_alloc(&sx_ida, GFP_KERNEL);
 	if (sx->id < 0) {
 		ret = sx->id;
-		goto err_vectors;
+		goto err_irq;
 	}
 	snprintf(sx->name, sizeof(sx->name), "sx%d", sx->id);
 	sx->misc = (struct miscdevice){
@@ -578,28 +723,43 @@ static int sx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_ida:
-	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
 	ida_free(&sx_ida, sx->id);
+err_irq:
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);	/* masks the board's interrupts */
+	free_irq(pci_irq_vector(pdev, 0), sx);
 err_vectors:
 	pci_free_irq_vectors(pdev);
+err_free:
+	kref_put(&sx->ref, sx_free);
 	return ret;
 }
 
 static void sx_remove(struct pci_dev *pdev)
 {
 	struct sx_dev *sx = pci_get_drvdata(pdev);
+	struct sx_file *f;
 
-	misc_deregister(&sx->misc);
-	/* stop the board first: it drops whatever is in flight */
-	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	misc_deregister(&sx->misc);	/* no more opens; the sysfs counters are gone */
 	spin_lock_irq(&sx->lock);
 	sx->dead = true;
 	spin_unlock_irq(&sx->lock);
+	/* the waiters see dead and leave the driver with ENODEV */
 	wake_up_all(&sx->tx_wq);
 	wake_up_all(&sx->rx_wq);
-	devm_free_irq(&pdev->dev, pci_irq_vector(pdev, 0), sx);
+	synchronize_srcu(&sx->srcu);
+	/* stop the board: it drops whatever is in flight, and interrupts no more */
+	iowrite32(SX_CTRL_RESET, sx->regs + SX_REG_CTRL);
+	free_irq(pci_irq_vector(pdev, 0), sx);
 	pci_free_irq_vectors(pdev);
+	sx->regs = NULL;		/* devres unmaps the BARs when we return */
+	sx->win = NULL;
+	/* the window mapped by files still open: an access is now SIGBUS (sx_vm_fault) */
+	mutex_lock(&sx->files_lock);
+	list_for_each_entry(f, &sx->files, node)
+		unmap_mapping_range(f->file->f_mapping, 0, 0, 1);
+	mutex_unlock(&sx->files_lock);
 	ida_free(&sx_ida, sx->id);
+	kref_put(&sx->ref, sx_free);	/* the board's reference; open files keep theirs */
 }
 
 static const struct pci_device_id sx_ids[] = {

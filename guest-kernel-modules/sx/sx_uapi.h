@@ -1,20 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * SX message processor driver: the user-space interface of /dev/sxN, shared by
- * the driver and libsx (guest-userland/). docs/libsx.md documents it.
+ * the driver and libsx (guest-userland/). docs/libsx.md documents it, and what
+ * a caller may assume after each error ("What a caller may assume"), in short:
+ *  - SEND: EFAULT, EINVAL, EMSGSIZE, ENOMEM, EAGAIN: nothing sent; EHOSTUNREACH:
+ *    not confirmed (nothing sent if the destination was already down, else it
+ *    may still be delivered); EINTR, ENODEV, EIO: may have been sent.
+ *  - SEND_ASYNC: any error: nothing sent, no ticket, no slot held (the ticket
+ *    is written back before the board is told).
+ *  - WAIT: EFAULT, EINTR, EAGAIN: the ticket is unchanged, ask again (the status
+ *    is written back before the send is reaped); ENOENT: not this file's
+ *    ticket; ENODEV: the ticket is gone.
+ *  - RECV: any error but ENODEV: no message taken, the next RECV gets it (a
+ *    message leaves the queue once buffer and request are written).
+ *  - ENODEV from every call (poll: POLLERR | POLLHUP; a mapped window: SIGBUS):
+ *    the board was removed; the file stays valid until it is closed.
  */
 #ifndef SX_UAPI_H
 #define SX_UAPI_H
 
-#ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/ioctl.h>
-#else
-#include <stdint.h>
-#include <sys/ioctl.h>
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-#endif
 
 #define SX_MSG_MAX 4096
 

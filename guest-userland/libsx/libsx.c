@@ -55,6 +55,7 @@ int sx_fd(const sx_t *sx) { return sx->fd; }
 int64_t sx_last_rx_time_ns(const sx_t *sx) { return sx->last_rx_time_ns; }
 int sx_node_id(const sx_t *sx) { return sx->info.node; }
 int sx_num_nodes(const sx_t *sx) { return sx->info.nodes; }
+int sx_tx_slots(const sx_t *sx) { return sx->info.tx_slots; }
 
 int sx_peer_up(sx_t *sx, int node)
 {

@@ -19,6 +19,7 @@ int sx_close(sx_t *sx);
 int sx_fd(const sx_t *sx);                  /* for poll/select: POLLIN, POLLOUT */
 int sx_node_id(const sx_t *sx);
 int sx_num_nodes(const sx_t *sx);
+int sx_tx_slots(const sx_t *sx);            /* sends that can be unfinished at once */
 int sx_peer_up(sx_t *sx, int node);         /* 1 up, 0 down, -1 error */
 
 /* Send len bytes to node dst; returns when dst has confirmed delivery. */
