@@ -148,6 +148,21 @@ static void send_error(struct fabric *f, struct node *n, const char *text)
     send(n->fd, &e, sizeof(e), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/*
+ * Closing a Unix socket with unread messages makes the peer's next recv fail with
+ * ECONNRESET before it can read the ERROR we just sent; read what is queued first.
+ */
+static void drain_input(int fd)
+{
+    static char sink[1];   /* SEQPACKET: a short read discards the rest */
+
+    for (int i = 0; i < 1 << 16; i++) {
+        if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) {
+            return;
+        }
+    }
+}
+
 /* A node left (BYE), died (EOF) or was disconnected for a protocol error. */
 static void node_gone(struct fabric *f, struct node *n, const char *why)
 {
@@ -164,6 +179,9 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
     n->waiting = false;
     arrivals_reached(f, n, NEVER);
     if (n->fd >= 0) {
+        if (why) {
+            drain_input(n->fd);
+        }
         close(n->fd);
         n->fd = -1;
     }

@@ -91,32 +91,58 @@ def shell(node: int, run_dir: str | None) -> int:
     return 0
 
 
+def _read_until(s: socket.socket, pattern: re.Pattern, deadline: float,
+                probe: bytes | None = None) -> re.Match | None:
+    """Read the node's console until pattern matches (None at the deadline or EOF),
+    sending probe once a second while waiting."""
+    s.settimeout(1)
+    buf = ""
+    probed = 0.0
+    while time.monotonic() < deadline:
+        if probe and time.monotonic() - probed >= 1:
+            s.sendall(probe)
+            probed = time.monotonic()
+        try:
+            data = s.recv(4096)
+        except TimeoutError:
+            continue
+        if not data:
+            return None
+        buf += data.decode(errors="replace").replace("\r", "")
+        m = pattern.search(buf)
+        if m:
+            return m
+    return None
+
+
+def _wait_for_shell(s: socket.socket, node: int, deadline: float) -> None:
+    """Wait until the node's shell runs commands: a node still booting would drop the
+    first lines of a script and run the rest as commands. The shell computes the marker,
+    so the echo of what we type never matches it."""
+    tag = f"@@ready-{os.getpid()}-"
+    if not _read_until(s, re.compile(f"{tag}42"), deadline, f"echo {tag}$((6*7))\n".encode()):
+        raise StepFailed(f"node{node}'s shell did not answer; is the node still booting? "
+                         f"see its console log in the run directory")
+    # swallow the replies to our other probes
+    _read_until(s, re.compile("(?!)"), time.monotonic() + 1.2)
+
+
 def push(node: int, file: str, run_dir: str | None, timeout_s: float = 60) -> int:
     """Copy a file into the node's /tmp through its shell port (base64 over the tty)."""
     src = Path(file)
     if not src.is_file():
         raise StepFailed(f"{file}: no such file")
     s = _connect(node, run_dir)
+    deadline = time.monotonic() + timeout_s
+    _wait_for_shell(s, node, deadline)
     encoded = base64.encodebytes(src.read_bytes()).decode()
     marker = f"@@pushed-{os.getpid()}"
-    done = re.compile(rf"{marker} (\d+)\s*$", re.M)   # after the prompt
     script = (f"stty -echo; base64 -d > /tmp/{src.name} <<'@@EOF'\n{encoded}@@EOF\n"
               f"echo {marker} $?; stty echo\n")
     s.sendall(script.encode())
-    buf = b""
-    deadline = time.monotonic() + timeout_s
-    s.settimeout(1)
-    while time.monotonic() < deadline:
-        try:
-            data = s.recv(4096)
-        except TimeoutError:
-            continue
-        if not data:
-            break
-        buf += data
-        m = done.search(buf.decode(errors="replace").replace("\r", ""))
-        if m:
-            rc = int(m.group(1))
-            say(f"/tmp/{src.name} on node{node}: " + ("copied" if rc == 0 else f"failed ({rc})"))
-            return 0 if rc == 0 else 1
+    m = _read_until(s, re.compile(rf"{marker} (\d+)\s*$", re.M), deadline)  # after the prompt
+    if m:
+        rc = int(m.group(1))
+        say(f"/tmp/{src.name} on node{node}: " + ("copied" if rc == 0 else f"failed ({rc})"))
+        return 0 if rc == 0 else 1
     raise StepFailed(f"node{node} did not confirm the copy within {timeout_s:.0f} s")

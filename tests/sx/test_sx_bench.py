@@ -20,4 +20,4 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
     for name in FIGURES:
         assert a[name] > 0
     assert set(a["latency_us"]) == set(a["throughput_MBps"]) == {"64", "4096"}
-    assert a["parameters"]["device"]["sxm"]["mips"] == 1.9
+    assert a["parameters"]["boards"]["sx"]["sxm"]["mips"] == 1.9
