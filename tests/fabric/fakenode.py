@@ -1,4 +1,5 @@
 """Fake nodes speaking the wire protocol to a real fabric process, no QEMU."""
+import json
 import os
 import socket
 import subprocess
@@ -95,3 +96,30 @@ class Fabric:
             self.proc.terminate()
         self.proc.wait(timeout=10)
         return self.log.read_text()
+
+
+NEVER = 2**64 - 1
+
+
+def run_until_delivered(nodes: list[FakeNode], expected: dict[int, int]) -> None:
+    """After the test's frames are sent: the nodes not in expected say they will send
+    nothing more; the others run, each reporting before any waits (a grant may need
+    another node's report), until node i has had expected[i] frames delivered."""
+    for i, x in enumerate(nodes):
+        if i not in expected:
+            x.report(0, NEVER)
+    pending = [i for i in expected if len(nodes[i].delivered) < expected[i]]
+    while pending:
+        for i in pending:
+            nodes[i].report(nodes[i].grant, NEVER)
+        for i in pending:
+            nodes[i].wait_grant()
+        pending = [i for i in pending if len(nodes[i].delivered) < expected[i]]
+
+
+def finish(fabric: Fabric, nodes: list[FakeNode]) -> dict:
+    """Every node says BYE at its grant; the fabric ends and its stats are returned."""
+    for x in nodes:
+        x.raw(wire.bye(x.node, x.grant))
+    assert fabric.proc.wait(timeout=10) == 0
+    return json.loads(fabric.stats.read_text())
