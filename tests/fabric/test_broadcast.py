@@ -1,20 +1,12 @@
 """RL_NODE_BROADCAST on the older topologies: p2p delivers it to the other end, the token
 ring to every other station at its own distance; the Fibre Channel switch and the
 multistage network drop it and count "broadcast unsupported" (docs/fabric.md)."""
-from fakenode import FakeNode, finish, run_until_delivered
+from fakenode import cluster, finish, run_until_delivered
 from retrolink import wire
 
 
-def start(fabric, nodes: int, topology: str) -> tuple:
-    f = fabric(f"nodes {nodes}\ntopology {topology}\n")
-    n = [FakeNode(f.sock, i) for i in range(nodes)]
-    for x in n:
-        x.welcome()
-    return f, n
-
-
 def test_p2p_delivers_a_broadcast_to_the_other_end(fabric):
-    f, n = start(fabric, 2, "p2p rate=100000000 prop_ns=200 overhead_bytes=0")
+    f, n = cluster(fabric, 2, "p2p rate=100000000 prop_ns=200 overhead_bytes=0")
     n[1].send(1000, wire.BROADCAST, b"b" * 100)
     run_until_delivered(n, {0: 1})
     d = n[0].delivered[0]
@@ -25,7 +17,7 @@ def test_p2p_delivers_a_broadcast_to_the_other_end(fabric):
 
 
 def test_token_ring_broadcast_reaches_every_station_at_its_distance(fabric):
-    f, n = start(fabric, 3, "token_ring rate=1000000000 station_delay_ns=1000 token_bytes=11 "
+    f, n = cluster(fabric, 3, "token_ring rate=1000000000 station_delay_ns=1000 token_bytes=11 "
                  "overhead_bytes=20 thtt_ns=0")
     hop, tx = 1011, 80 + 20
     n[1].send(0, wire.BROADCAST, b"p" * 80)
@@ -40,7 +32,7 @@ def test_token_ring_broadcast_reaches_every_station_at_its_distance(fabric):
 
 
 def refused(fabric, topology: str):
-    f, n = start(fabric, 2, topology)
+    f, n = cluster(fabric, 2, topology)
     n[0].send(0, wire.BROADCAST, b"x" * 10, seq=0)
     n[0].send(0, 5, b"y" * 10, seq=1)                 # no such node
     n[0].send(0, 1, b"z" * 10, seq=2)
