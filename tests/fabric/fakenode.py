@@ -1,6 +1,7 @@
 """Fake nodes speaking the wire protocol to a real fabric process, no QEMU."""
 import json
 import os
+import random
 import select
 import socket
 import subprocess
@@ -152,3 +153,35 @@ def finish(fabric: Fabric, nodes: list[FakeNode]) -> dict:
         x.raw(wire.bye(x.node, x.t))
     assert fabric.proc.wait(timeout=10) == 0
     return json.loads(fabric.stats.read_text())
+
+
+def check_config(binary: Path, tmp: Path, config: str) -> subprocess.CompletedProcess:
+    """retrolink-fabric --check on a configuration (its socket line added)."""
+    conf = tmp / "check.conf"
+    conf.write_text(f"socket {tmp}/s\n" + config)
+    return subprocess.run([str(binary), "--check", str(conf)], capture_output=True, text=True,
+                          timeout=10)
+
+
+def random_traffic(fabric, topology: str, seed: int, nodes=4, frames=12, broadcast=0.0):
+    """Each node sends `frames` frames at pseudo-random times and sizes to pseudo-random
+    others (a share of them broadcast); runs until everything is over. Returns every
+    delivery (time, src, dst, payload, receiver) sorted, the stats, and the copies sent (a
+    broadcast counts once per receiver)."""
+    rnd = random.Random(seed)
+    f, n = cluster(fabric, nodes, topology)
+    sent = 0
+    for src in range(nodes):
+        t = 0
+        for seq in range(frames):
+            t += rnd.choice([0, 0, 500, 3000, 20_000])
+            dst = rnd.choice([d for d in range(nodes) if d != src])
+            if rnd.random() < broadcast:
+                dst = wire.BROADCAST
+            n[src].send(t, dst, bytes([src, seq]) * rnd.choice([10, 30, 400, 757]), seq=seq)
+            sent += nodes - 1 if dst == wire.BROADCAST else 1
+    # once nothing is left to deliver every grant is NEVER
+    run_until(n, list(range(nodes)), lambda: min(x.grant for x in n) == NEVER)
+    got = sorted((d["time"], d["src"], d["dst"], d["payload"], x.node)
+                 for x in n for d in x.delivered)
+    return got, finish(f, n), sent

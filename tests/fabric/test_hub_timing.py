@@ -1,12 +1,10 @@
 """The Ethernet hub (half-duplex CSMA/CD, model: fabric/topo_hub.c, docs/fabric.md):
 exact arrival times from the formulas, collisions and the seeded backoff recomputed here,
 deferral, the inter-frame gap, excess collisions, a full queue, broadcast, lookahead."""
-import random
-import subprocess
-
 import pytest
 
-from fakenode import NEVER, FakeNode, cluster, finish, run_until, run_until_delivered
+from fakenode import (NEVER, FakeNode, check_config, cluster, finish, random_traffic,
+                      run_until_delivered)
 from retrolink import wire
 
 # 10 Mb/s: a byte takes 800 ns, a bit 100 ns; 1000 ns between any two stations
@@ -263,38 +261,18 @@ def test_a_pending_resolution_bounds_grants_by_the_rest_of_the_frame(fabric):
     ("prop_ns=1000", "missing rate="),
 ])
 def test_bad_hub_parameters_are_configuration_errors(fabric_binary, tmp_path, params, why):
-    conf = tmp_path / "f.conf"
-    conf.write_text(f"socket {tmp_path}/s\nnodes 2\ntopology hub {params}\n")
-    r = subprocess.run([str(fabric_binary), "--check", str(conf)], capture_output=True,
-                       text=True, timeout=10)
+    r = check_config(fabric_binary, tmp_path, f"nodes 2\ntopology hub {params}\n")
     assert r.returncode == 2 and why in r.stderr, r.stderr
 
 
 def test_unknown_topology_lists_the_ethernet_ones(fabric_binary, tmp_path):
-    conf = tmp_path / "f.conf"
-    conf.write_text(f"socket {tmp_path}/s\nnodes 2\ntopology bus rate=1\n")
-    r = subprocess.run([str(fabric_binary), "--check", str(conf)], capture_output=True,
-                       text=True, timeout=10)
-    assert r.returncode == 2 and "hub" in r.stderr
+    r = check_config(fabric_binary, tmp_path, "nodes 2\ntopology bus rate=1\n")
+    assert r.returncode == 2 and "hub, ethernet_switch)" in r.stderr, r.stderr
 
 
 def busy_hub(fabric, seed: int) -> tuple[list[tuple], dict]:
-    """4 stations at 100 Mb/s, 12 frames each at pseudo-random times and sizes, to
-    pseudo-random others: every delivery (time, src, dst, payload) and the stats."""
-    rnd = random.Random(seed)
-    f, n = cluster(fabric, 4, "hub rate=12500000 prop_ns=1500 seed=7")
-    sent = 0
-    for src in range(4):
-        t = 0
-        for seq in range(12):
-            t += rnd.choice([0, 0, 500, 3000, 20_000])
-            dst = rnd.choice([d for d in range(4) if d != src])
-            n[src].send(t, dst, bytes([src, seq]) * rnd.choice([10, 30, 400, 757]), seq=seq)
-            sent += 1
-    horizon = 50_000_000
-    run_until(n, [0, 1, 2, 3], lambda: min(x.grant for x in n) >= horizon)
-    got = sorted((d["time"], d["src"], d["dst"], d["payload"]) for x in n for d in x.delivered)
-    stats = finish(f, n)
+    """4 stations at 100 Mb/s, 12 frames each: every delivery and the stats."""
+    got, stats, sent = random_traffic(fabric, "hub rate=12500000 prop_ns=1500 seed=7", seed)
     assert len(got) + stats["drops"]["excess collisions"] == sent
     return got, stats
 
@@ -305,11 +283,11 @@ def test_a_busy_hub_keeps_its_invariants_and_is_deterministic(fabric):
     assert sum(stations(stats, "collisions")) > 0
     # whole frames never overlap: each one started at least a gap after the one before
     # ended (its own, or heard prop_ns later)
-    for (t0, *_), (t1, _, _, payload) in zip(got, got[1:]):
+    for (t0, *_), (t1, _, _, payload, _) in zip(got, got[1:]):
         assert t1 - t0 >= IFG // 10 + wire_ns(len(payload), byte=80)
     # each station's frames go in order
     for src in range(4):
-        seqs = [p[1] for _, s, _, p in got if s == src]
+        seqs = [p[1] for _, s, _, p, _ in got if s == src]
         assert seqs == sorted(seqs)
     assert stations(stats, "frames") == [sum(1 for g in got if g[1] == s) for s in range(4)]
     again, _ = busy_hub(fabric, 1)
