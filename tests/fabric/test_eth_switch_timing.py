@@ -1,9 +1,9 @@
 """The Ethernet switch (full duplex, store and forward; model: fabric/topo_eth_switch.c,
 docs/fabric.md): exact arrival times, the inter-frame gap, an output shared by two
 senders, a full output queue, broadcast, lookahead."""
-import pytest
-
-from fakenode import NEVER, check_config, cluster, finish, random_traffic, run_until_delivered
+import ethernet
+from ethernet import times
+from fakenode import cluster, finish, random_traffic, run_until_delivered
 from retrolink import wire
 
 # 100 Mb/s: a byte takes 80 ns; 500 ns a link; the default 5000 ns to forward
@@ -12,16 +12,11 @@ SWITCH = f"ethernet_switch rate=12500000 prop_ns={P}"
 
 
 def wire_ns(length: int) -> int:
-    """Preamble + the frame padded to 64 bytes with its FCS."""
-    return (8 + max(length + 4, 64)) * BYTE
+    return ethernet.wire_ns(length, BYTE)
 
 
 SHORT = wire_ns(20)                   # 5760
 AT_OUTPUT = SHORT + P + SW            # a short frame ready at 0 is switched at 11260
-
-
-def times(node) -> list[int]:
-    return [d["time"] for d in node.delivered]
 
 
 def links(stats: dict, key: str) -> dict:
@@ -101,30 +96,11 @@ def test_broadcast_is_queued_at_every_other_output(fabric):
     assert [x["frames_received"] for x in stats["nodes"]] == [0, 1, 2]
 
 
-def test_oversize_frame_is_dropped(fabric):
-    f, n = cluster(fabric, 2, SWITCH)
-    n[0].send(0, 1, b"x" * 1515, seq=0)
-    n[0].send(0, 1, b"y" * 1514, seq=1)
-    run_until_delivered(n, {1: 1})
-    assert n[1].delivered[0]["payload"][:1] == b"y"
-    assert times(n[1]) == [2 * (wire_ns(1514) + P) + SW]
-    assert finish(f, n)["drops"]["oversize"] == 1
-
-
 def test_a_switched_frame_bounds_the_grants_by_its_last_link(fabric):
-    # node 0's empty frame is switched at 11260, and node 0 promises it may send then,
-    # so that event stays pending: node 1 is granted up to the arrival, one link later
-    # (17520), not the whole path after it
-    f, n = cluster(fabric, 2, SWITCH)
-    a, b = n
-    a.send(0, 1, b"")
-    a.report(0, AT_OUTPUT)
-    assert b.sync(0, NEVER) == AT_OUTPUT + SHORT + P
-    a.report(AT_OUTPUT, NEVER)
-    while not b.delivered:
-        b.sync(b.grant, NEVER)
-    assert times(b) == [AT_OUTPUT + SHORT + P]
-    assert finish(f, n)["causality_violations"] == 0
+    # node 0's empty frame is switched at 11260: node 1 is granted up to the arrival,
+    # one link later (17520), not the whole path after that event
+    ethernet.check_grant_stops_at_the_arrival(fabric, SWITCH, AT_OUTPUT,
+                                              AT_OUTPUT + SHORT + P)
 
 
 def test_busy_switch_accounts_for_every_copy_and_is_deterministic(fabric):
@@ -140,15 +116,3 @@ def test_busy_switch_accounts_for_every_copy_and_is_deterministic(fabric):
             assert t1 - t0 >= IFG + wire_ns(size)
     again, _, _ = random_traffic(fabric, config, 1, broadcast=0.25)
     assert again == got
-
-
-@pytest.mark.parametrize("params, why", [
-    ("rate=12500000 queue_frames=0", "queue_frames from 1 to 4096"),
-    ("rate=12500000 queue_frames=4097", "queue_frames from 1 to 4096"),
-    ("rate=12500000 mtu=65537", "mtu=65537: at most 65536"),
-    ("rate=12500000 ifg_bits=1000000000000", "inter-frame gap lasts more than 10^12 ns"),
-    ("rate=12500000 bb_credit=1", "no parameter 'bb_credit'"),
-])
-def test_bad_switch_parameters_are_configuration_errors(fabric_binary, tmp_path, params, why):
-    r = check_config(fabric_binary, tmp_path, f"nodes 2\ntopology ethernet_switch {params}\n")
-    assert r.returncode == 2 and why in r.stderr, r.stderr

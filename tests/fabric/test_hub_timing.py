@@ -1,10 +1,9 @@
 """The Ethernet hub (half-duplex CSMA/CD, model: fabric/topo_hub.c, docs/fabric.md):
 exact arrival times from the formulas, collisions and the seeded backoff recomputed here,
 deferral, the inter-frame gap, excess collisions, a full queue, broadcast, lookahead."""
-import pytest
-
-from fakenode import (NEVER, FakeNode, check_config, cluster, finish, random_traffic,
-                      run_until_delivered)
+import ethernet
+from ethernet import times
+from fakenode import cluster, finish, random_traffic, run_until_delivered
 from retrolink import wire
 
 # 10 Mb/s: a byte takes 800 ns, a bit 100 ns; 1000 ns between any two stations
@@ -13,9 +12,8 @@ PREAMBLE, IFG, SLOT, JAM = 8 * BYTE, 96 * 100, 512 * 100, 32 * 100
 HUB = f"hub rate=1250000 prop_ns={P}"
 
 
-def wire_ns(length: int, byte=BYTE) -> int:
-    """Preamble + the frame padded to 64 bytes with its FCS."""
-    return (8 + max(length + 4, 64)) * byte
+def wire_ns(length: int) -> int:
+    return ethernet.wire_ns(length, BYTE)
 
 
 SHORT = wire_ns(20)                    # 72 bytes on the wire: 57600 ns
@@ -42,10 +40,6 @@ def backoffs(seed: int, station: int, collisions: int, limit=10) -> list[int]:
 
 def first_seed(want) -> int:
     return next(s for s in range(10000) if want(s))
-
-
-def times(node: FakeNode) -> list[int]:
-    return [d["time"] for d in node.delivered]
 
 
 def stations(stats: dict, key: str) -> list[int]:
@@ -77,15 +71,6 @@ def test_fast_ethernet_times(fabric):
     run_until_delivered(n, {1: 1})
     assert times(n[1]) == [72 * 80 + 1500]
     finish(f, n)
-
-
-def test_oversize_frame_is_dropped(fabric):
-    f, n = cluster(fabric, 2, HUB)
-    n[0].send(0, 1, b"x" * 1515, seq=0)
-    n[0].send(0, 1, b"y" * 1514, seq=1)
-    run_until_delivered(n, {1: 1})
-    assert n[1].delivered[0]["payload"][:1] == b"y"
-    assert finish(f, n)["drops"]["oversize"] == 1
 
 
 def test_a_station_defers_to_carrier(fabric):
@@ -237,37 +222,10 @@ def test_broadcast_reaches_every_other_station_at_once(fabric):
 
 
 def test_a_pending_resolution_bounds_grants_by_the_rest_of_the_frame(fabric):
-    # Node 0's empty frame starts at 0; it is settled at 1000 (no start can collide
-    # with it any more), and node 0 promises it may send at 1000, so that event stays
-    # pending. Node 1 is granted up to the arrival, 57600 after the event (the
+    # Node 0's empty frame starts at 0 and is settled at 1000 (no start can collide with
+    # it any more): node 1 is granted up to the arrival, 57600 after that event (the
     # shortest frame), not L = 58600 after it.
-    f, n = cluster(fabric, 2, HUB)
-    a, b = n
-    a.send(0, 1, b"")
-    a.report(0, P)
-    assert b.sync(0, NEVER) == SHORT + P
-    a.report(P, NEVER)
-    while not b.delivered:
-        b.sync(b.grant, NEVER)
-    assert times(b) == [SHORT + P]
-    assert finish(f, n)["causality_violations"] == 0
-
-
-@pytest.mark.parametrize("params, why", [
-    ("rate=12500000 prop_ns=2881", "round trip"),      # 2 * prop > 5760 ns
-    ("rate=1250000 prop_ns=0", "prop_ns > 0"),
-    ("rate=1250000 backoff_limit=17", "backoff_limit <= 16"),
-    ("rate=1250000 colour=blue", "no parameter 'colour'"),
-    ("prop_ns=1000", "missing rate="),
-])
-def test_bad_hub_parameters_are_configuration_errors(fabric_binary, tmp_path, params, why):
-    r = check_config(fabric_binary, tmp_path, f"nodes 2\ntopology hub {params}\n")
-    assert r.returncode == 2 and why in r.stderr, r.stderr
-
-
-def test_unknown_topology_lists_the_ethernet_ones(fabric_binary, tmp_path):
-    r = check_config(fabric_binary, tmp_path, "nodes 2\ntopology bus rate=1\n")
-    assert r.returncode == 2 and "hub, ethernet_switch)" in r.stderr, r.stderr
+    ethernet.check_grant_stops_at_the_arrival(fabric, HUB, P, SHORT + P)
 
 
 def busy_hub(fabric, seed: int) -> tuple[list[tuple], dict]:
@@ -284,7 +242,7 @@ def test_a_busy_hub_keeps_its_invariants_and_is_deterministic(fabric):
     # whole frames never overlap: each one started at least a gap after the one before
     # ended (its own, or heard prop_ns later)
     for (t0, *_), (t1, _, _, payload, _) in zip(got, got[1:]):
-        assert t1 - t0 >= IFG // 10 + wire_ns(len(payload), byte=80)
+        assert t1 - t0 >= IFG // 10 + ethernet.wire_ns(len(payload), 80)
     # each station's frames go in order
     for src in range(4):
         seqs = [p[1] for _, s, _, p, _ in got if s == src]
