@@ -203,7 +203,8 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             f->topo = topology_by_name(tok[1]);
             char *keys[MAXTOK], *vals[MAXTOK];
             if (!f->topo) {
-                snprintf(msg, sizeof(msg), "unknown topology '%s' (known: p2p, token_ring, switch, min)", tok[1]);
+                snprintf(msg, sizeof(msg), "unknown topology '%s' (known: p2p, token_ring, "
+                         "switch, min, hub, ethernet_switch)", tok[1]);
             } else if (!f->nodes) {
                 snprintf(msg, sizeof(msg), "'nodes N' must come before 'topology'");
             } else if (!kv_split(tok + 2, n - 2, keys, vals, msg, sizeof(msg))) {

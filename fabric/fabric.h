@@ -28,7 +28,8 @@ static inline uint64_t bytes_ns(uint64_t bytes, uint64_t rate)
 
 /* A frame inside the fabric. */
 struct frame {
-    uint32_t src, dst, len, flags;
+    uint32_t src, dst, len, flags;   /* dst: a node, or RL_NODE_BROADCAST until copied */
+    bool broadcast;          /* a copy of a broadcast for dst: its DELIVER says broadcast */
     uint64_t sender_seq;
     uint64_t ready;          /* ready at the sender's interface */
     uint64_t queued;         /* joined its current queue (topologies' bookkeeping) */
@@ -86,6 +87,9 @@ struct fabric;
 /* A topology: how frames get from their sender's interface to their receiver. */
 struct topology_ops {
     const char *name;
+    /* it delivers a frame for RL_NODE_BROADCAST to every other node; without,
+     * the fabric drops such frames ("broadcast unsupported") */
+    bool broadcast;
     /* parse "key=value" parameters; return 0, or -1 with err filled */
     int (*configure)(struct fabric *f, char **keys, char **values, int n, char *err,
                      size_t errlen);
@@ -122,7 +126,13 @@ struct event_queue {
 };
 
 /* Why a frame was dropped: one counter each in the stats. */
-enum drop_reason { DROP_DEST_DOWN, DROP_UNKNOWN_DEST, DROP_OVERSIZE, DROP_REASONS };
+enum drop_reason {
+    DROP_DEST_DOWN, DROP_UNKNOWN_DEST, DROP_OVERSIZE,
+    DROP_BROADCAST_UNSUPPORTED,   /* RL_NODE_BROADCAST on a topology without it */
+    DROP_EXCESS_COLLISIONS,       /* hub: attempt_limit collisions for one frame */
+    DROP_QUEUE_FULL,              /* a bounded queue (hub station, switch output) was full */
+    DROP_REASONS
+};
 extern const char *const drop_reason_name[DROP_REASONS];
 
 struct fabric {
@@ -180,9 +190,17 @@ void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, 
 void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival);
 void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why);
 void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr);
+/* Broadcast: a copy of fr for node dst, in flight for fr's sender like any frame
+ * (the topology delivers or drops each copy); once copied, fr itself is
+ * discarded. fabric_deliver_all: a copy for every node but the sender, all
+ * arriving at once, and fr discarded. */
+struct frame *fabric_copy(struct fabric *f, const struct frame *fr, uint32_t dst);
+void fabric_discard(struct fabric *f, struct frame *fr);
+void fabric_deliver_all(struct fabric *f, struct frame *fr, uint64_t arrival);
 
 /* topologies */
-extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops;
+extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops,
+    topo_hub_ops, topo_eth_switch_ops;
 const struct topology_ops *topology_by_name(const char *name);
 /* the least lookahead of any event: what a node's instruction time must not exceed */
 uint64_t topology_least_event_latency(struct fabric *f);

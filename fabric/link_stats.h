@@ -21,12 +21,19 @@ static inline void link_count(struct link_stats *s, const struct frame *fr, uint
     }
 }
 
-static inline void link_print(FILE *out, const struct link_stats *s, int first)
+/* The link's JSON object without its closing brace: a topology may add counters. */
+static inline void link_print_begin(FILE *out, const struct link_stats *s, int first)
 {
     fprintf(out, "%s\n    {\"name\": \"%s\", \"frames\": %llu, \"bytes\": %llu, "
-            "\"queue_ns_total\": %llu, \"queue_ns_max\": %llu}", first ? "" : ",", s->name,
+            "\"queue_ns_total\": %llu, \"queue_ns_max\": %llu", first ? "" : ",", s->name,
             (unsigned long long)s->frames, (unsigned long long)s->bytes,
             (unsigned long long)s->queue_ns_total, (unsigned long long)s->queue_ns_max);
+}
+
+static inline void link_print(FILE *out, const struct link_stats *s, int first)
+{
+    link_print_begin(out, s, first);
+    fputc('}', out);
 }
 
 /* No topology parameter (a time in ns, a rate in bytes/s, a count) is larger. */

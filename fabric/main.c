@@ -83,11 +83,17 @@ const char *const drop_reason_name[DROP_REASONS] = {
     [DROP_DEST_DOWN] = "destination down",
     [DROP_UNKNOWN_DEST] = "unknown destination",
     [DROP_OVERSIZE] = "oversize",
+    [DROP_BROADCAST_UNSUPPORTED] = "broadcast unsupported",
+    [DROP_EXCESS_COLLISIONS] = "excess collisions",
+    [DROP_QUEUE_FULL] = "queue full",
 };
 static const char *const drop_trace_name[DROP_REASONS] = {
     [DROP_DEST_DOWN] = "drop:destination_down",
     [DROP_UNKNOWN_DEST] = "drop:unknown_destination",
     [DROP_OVERSIZE] = "drop:oversize",
+    [DROP_BROADCAST_UNSUPPORTED] = "drop:broadcast_unsupported",
+    [DROP_EXCESS_COLLISIONS] = "drop:excess_collisions",
+    [DROP_QUEUE_FULL] = "drop:queue_full",
 };
 
 void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why)
@@ -126,7 +132,7 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     memset(m, 0, sizeof(*m));
     rl_msg_hdr_init(&m->h, RL_MSG_DELIVER, len, d->id, arrival);
     m->src = fr->src;
-    m->dst = fr->dst;
+    m->dst = fr->broadcast ? RL_NODE_BROADCAST : fr->dst;
     m->len = fr->len;
     m->flags = fr->flags;
     m->seq = f->deliver_seq++;
@@ -137,6 +143,36 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     d->bytes_received += fr->len;
     frame_done(f, fr);
     send_msg(f, d, msgbuf, len);
+}
+
+struct frame *fabric_copy(struct fabric *f, const struct frame *fr, uint32_t dst)
+{
+    struct frame *c = xmalloc(sizeof(*c));
+    struct node *src = &f->nodes[fr->src];
+
+    *c = *fr;
+    c->dst = dst;
+    c->broadcast = true;
+    c->data = xmalloc(fr->len ? fr->len : 1);
+    memcpy(c->data, fr->data, fr->len);
+    src->held_frames++;
+    src->held_bytes += fr->len;
+    return c;
+}
+
+void fabric_discard(struct fabric *f, struct frame *fr)
+{
+    frame_done(f, fr);
+}
+
+void fabric_deliver_all(struct fabric *f, struct frame *fr, uint64_t arrival)
+{
+    for (uint32_t d = 0; d < f->nnodes; d++) {
+        if (d != fr->src) {
+            fabric_deliver(f, fabric_copy(f, fr, d), arrival);
+        }
+    }
+    fabric_discard(f, fr);
 }
 
 static void send_error(struct fabric *f, struct node *n, const char *text)
@@ -338,7 +374,9 @@ static void run_event(struct fabric *f, struct event *ev)
     case EV_INJECT: {
         struct frame *fr = ev->ptr;
         fabric_trace(f, ev->time, "ready", fr);
-        if (fr->dst >= f->nnodes) {
+        if (fr->dst == RL_NODE_BROADCAST && !f->topo->broadcast) {
+            fabric_drop(f, fr, DROP_BROADCAST_UNSUPPORTED);
+        } else if (fr->dst >= f->nnodes && fr->dst != RL_NODE_BROADCAST) {
             fabric_drop(f, fr, DROP_UNKNOWN_DEST);
         } else {
             f->topo->inject(f, fr, ev->time);

@@ -2,6 +2,7 @@
  * Point-to-point full-duplex link between nodes 0 and 1. Each direction is a
  * FIFO: a frame of N bytes ready at r starts at max(r, end of the previous
  * frame) and arrives ceil((N + overhead_bytes) * 1e9 / rate) + prop_ns later.
+ * A broadcast goes to the other end, the only other node.
  */
 #include <stdlib.h>
 
@@ -45,6 +46,10 @@ static void p2p_inject(struct fabric *f, struct frame *fr, uint64_t now)
         fabric_drop(f, fr, DROP_OVERSIZE);
         return;
     }
+    if (fr->dst == RL_NODE_BROADCAST) {
+        fr->dst = 1 - fr->src;
+        fr->broadcast = true;
+    }
     int dir = fr->src;
     uint64_t start = max64(now, p->free_at[dir]);
     uint64_t tx = bytes_ns(fr->len + p->overhead, p->rate);
@@ -73,6 +78,6 @@ static void p2p_stats(struct fabric *f, FILE *out)
 }
 
 const struct topology_ops topo_p2p_ops = {
-    .name = "p2p", .configure = p2p_configure, .inject = p2p_inject, .event = p2p_event,
+    .name = "p2p", .broadcast = true, .configure = p2p_configure, .inject = p2p_inject, .event = p2p_event,
     .min_latency = p2p_min_latency, .stats = p2p_stats,
 };

@@ -9,7 +9,8 @@
  * when its last frame ends (early token release). As in FDDI, a frame the
  * holder queues while it transmits still goes out in this visit if the holding
  * time has not run out when the frame before it ends. A frame reaches station d
- * from station s after its transmission plus ((d - s) mod N) station delays.
+ * from station s after its transmission plus ((d - s) mod N) station delays;
+ * a broadcast reaches every other station so, each at its own distance.
  *
  * An idle ring costs nothing: the token's position is computed from where and
  * when it was last released, and only the next seizure is an event.
@@ -108,11 +109,19 @@ static void plan_seizure(struct fabric *f, struct ring *r, uint64_t now)
 static uint64_t transmit(struct fabric *f, struct ring *r, struct frame *fr, uint64_t at)
 {
     uint64_t tx = bytes_ns(fr->len + r->overhead, r->rate);
-    uint64_t hops = (fr->dst + r->n - fr->src) % r->n;
 
     link_count(&r->stats[fr->src], fr, at - fr->ready);
     fabric_trace(f, at, "start", fr);
-    fabric_deliver(f, fr, at + tx + hops * r->station_delay);
+    if (fr->dst != RL_NODE_BROADCAST) {
+        uint64_t hops = (fr->dst + r->n - fr->src) % r->n;
+        fabric_deliver(f, fr, at + tx + hops * r->station_delay);
+        return at + tx;
+    }
+    for (uint64_t hops = 1; hops < r->n; hops++) {
+        uint32_t d = (fr->src + hops) % r->n;
+        fabric_deliver(f, fabric_copy(f, fr, d), at + tx + hops * r->station_delay);
+    }
+    fabric_discard(f, fr);
     return at + tx;
 }
 
@@ -191,6 +200,6 @@ static void ring_stats(struct fabric *f, FILE *out)
 }
 
 const struct topology_ops topo_ring_ops = {
-    .name = "token_ring", .configure = ring_configure, .inject = ring_inject,
+    .name = "token_ring", .broadcast = true, .configure = ring_configure, .inject = ring_inject,
     .event = ring_event, .min_latency = ring_min_latency, .stats = ring_stats,
 };

@@ -35,6 +35,10 @@
 #define RL_NAME_LEN 32
 #define RL_ERROR_TEXT_LEN 200
 #define RL_TIME_NEVER 0xffffffffffffffff
+/* FRAME dst: every other node of the network (Ethernet broadcast and multicast:
+ * the receiving NIC filters by MAC). Each gets a copy whose DELIVER says this
+ * dst too. Topologies without broadcast drop it (docs/fabric.md). */
+#define RL_NODE_BROADCAST 0xffffffff
 
 enum rl_msg_type {
     RL_MSG_HELLO = 1,    /* node -> fabric: first message after connect */
@@ -77,7 +81,7 @@ struct rl_welcome {
 struct rl_frame {
     struct rl_msg_hdr h;     /* FRAME: ready time; DELIVER: arrival time */
     uint32_t src;            /* sending node */
-    uint32_t dst;            /* receiving node */
+    uint32_t dst;            /* receiving node, or RL_NODE_BROADCAST */
     uint32_t len;            /* payload bytes that follow this struct */
     uint32_t flags;          /* device-defined, carried end to end */
     uint64_t seq;            /* FRAME: sender's count; DELIVER: fabric's count */

@@ -21,6 +21,7 @@ lib = ffi.dlopen(None)
 
 MAGIC, VERSION = lib.RL_WIRE_MAGIC, lib.RL_WIRE_VERSION
 NEVER = lib.RL_TIME_NEVER
+BROADCAST = lib.RL_NODE_BROADCAST          # a FRAME's dst: every other node of the network
 HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE = (
     lib.RL_MSG_HELLO, lib.RL_MSG_WELCOME, lib.RL_MSG_FRAME, lib.RL_MSG_DELIVER, lib.RL_MSG_SYNC,
     lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE)

@@ -88,7 +88,9 @@ def test_frames_to_unknown_or_departed_nodes_are_counted_drops(fabric, tmp_path)
     n[1].s.sendall(wire.bye(1, 0))
     f.proc.wait(timeout=10)
     stats = json.loads(f.stats.read_text())
-    assert stats["drops"] == {"unknown destination": 1, "destination down": 1, "oversize": 0}
+    assert stats["drops"] == {"unknown destination": 1, "destination down": 1, "oversize": 0,
+                              "broadcast unsupported": 0, "excess collisions": 0,
+                              "queue full": 0}
     drops = [l.split()[1] for l in trace.read_text().splitlines() if " drop:" in l]
     assert drops == ["drop:unknown_destination", "drop:destination_down"]
     # the lock-step exchanges each node needed: one SYNC from 0 and 1, none from 2
