@@ -14,13 +14,19 @@ class BoardBase(Strict):
     # the guest kernel modules the board needs, loaded with modprobe at boot (the
     # module's own dependencies come with it)
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ()
+    # the guest has an IP interface on this board's network (docs/ethernet.md)
+    IP_NETWORKING: ClassVar[bool] = False
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
 
-    def qemu_args(self, station: int, stations: int, fabric_socket: Path) -> list[str]:
+    def guest_modules(self) -> tuple[str, ...]:
+        return self.GUEST_MODULES
+
+    def qemu_args(self, station: int, stations: int, fabric_socket: Path,
+                  network_index: int) -> list[str]:
         """The QEMU arguments that add this board to a node, as station `station` of the
-        `stations` on its network."""
+        `stations` on its network, the `network_index`-th of the machine's networks."""
         raise NotImplementedError
 
     def check(self, network) -> list[str]:

@@ -38,7 +38,8 @@ class SxBoard(BoardBase):
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()
 
-    def qemu_args(self, station: int, stations: int, fabric_socket: Path) -> list[str]:
+    def qemu_args(self, station: int, stations: int, fabric_socket: Path,
+                  network_index: int) -> list[str]:
         props = {
             "node": station, "fabric": str(fabric_socket),
             "sxm-mips": repr(float(self.sxm.mips)),
