@@ -5,13 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_retrolink
-
-
-def by_role(**roles) -> str:
-    """A shell command that runs a different program on each node (others: true)."""
-    cases = " ".join(f"{node.removeprefix('n')}) {cmd};;" for node, cmd in roles.items())
-    return f"case $RETROLINK_NODE in {cases} *) true;; esac"
+from helpers import by_role, run_retrolink
 
 
 def guest(cmd: str, timeout="300", settings=()):
