@@ -58,6 +58,7 @@ class EthernetBoard(BoardBase):
     # the largest frame the guest sends at its default MTU: 1500 bytes of IP behind the
     # 14-byte Ethernet header (the fabric carries frames without their FCS)
     MAX_FRAME_BYTES: ClassVar[int] = 1500 + 14
+    MAX_FRAME_WHAT: ClassVar[str] = "an IP MTU of 1500 and the Ethernet header"
 
     def guest_modules(self) -> tuple[str, ...]:
         return (NICS[self.model][1],)
@@ -72,10 +73,3 @@ class EthernetBoard(BoardBase):
         return ["-netdev", f"retrolink,id={netdev}," + ",".join(f"{k}={v}" for k, v in props.items()),
                 "-device", f"{NICS[self.model][0]},netdev={netdev},"
                            f"mac={mac_address(network_index, station)},romfile="]
-
-    def check(self, network) -> list[str]:
-        if network.mtu < self.MAX_FRAME_BYTES:
-            return [f"mtu = {network.mtu}: the {self.model} board sends frames of up to "
-                    f"{self.MAX_FRAME_BYTES} bytes (an IP MTU of 1500 and the Ethernet header), "
-                    "which the fabric would drop; raise the network's mtu to at least that"]
-        return []

@@ -18,13 +18,11 @@ the second case slows every component (10 Mb/s, a slow bus, long latencies and c
 until each is larger than the tolerance, so that a component the netdev or the fabric
 left out, or counted twice, fails the test.
 """
-import math
-import re
 
 import pytest
 
 from ethernet_runs import eth_pair
-from helpers import by_role
+from helpers import by_role, byte_time_ns as ns, check_model
 from retrolink.machine import load_machine
 
 HEADERS = 14 + 20 + 8
@@ -35,10 +33,6 @@ SLOW = ("lan.rate=1.25MB/s", "lan.prop_ns=500000", "eth.dma_rate=2MB/s",
 
 def guest_software_allowance_us(n: int) -> float:
     return 200 + 15 * n / 1024
-
-
-def ns(bytes_, rate):
-    return math.ceil(bytes_ * 1e9 / rate)
 
 
 def model_one_way_us(machine, n: int) -> float:
@@ -67,9 +61,5 @@ def test_one_way_latency_is_the_sum_of_the_components(artifacts, settings):
                             "--warmup 2 --busy-poll 100000",
                          n1="udp_pingpong echo --busy-poll 100000"), settings)
     assert r.returncode == 0, r.stdout + r.stderr
-    measured = {int(m.group(1)): float(m.group(2)) for m in
-                re.finditer(r"RESULT one_way_us size=(\d+) value=([\d.]+)", r.stdout)}
-    for n in SIZES:
-        overhead = measured[n] - model_one_way_us(machine, n)
-        assert 0 <= overhead <= guest_software_allowance_us(n), \
-            (n, measured[n], model_one_way_us(machine, n))
+    check_model(r.stdout, "one_way_us", SIZES, lambda n: model_one_way_us(machine, n),
+                guest_software_allowance_us)

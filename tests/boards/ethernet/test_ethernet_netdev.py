@@ -4,12 +4,12 @@ time is exact: a frame leaves at the time of the register write that sent it plu
 latency and its DMA, enters the NIC at its arrival plus the rx latency and its DMA, the bus
 serves one transfer at a time, destinations come from the MAC scheme, a NIC without a
 free buffer drops and counts, and the promises and reaction time are the least costs."""
-import math
 import re
 import struct
 
 import pytest
 
+from helpers import byte_time_ns
 from retrolink import wire
 from retrolink.qtest.client import Qtest
 from retrolink.qtest.fake_fabric import FakeFabric
@@ -26,7 +26,7 @@ TX_LAT, RX_LAT, RATE = 1000, 2000, 100_000_000      # DMA: 10 ns per byte
 
 
 def dma(n):
-    return math.ceil(n * 1e9 / RATE)
+    return byte_time_ns(n, RATE)
 
 
 TX_LEAST = TX_LAT + dma(14)             # the least frame routed: an Ethernet header
@@ -86,17 +86,6 @@ def until(q, t):
 def counters(tmp_path) -> dict[str, int]:
     m = re.search(r"retrolink-net n0 \(node 0\): (.*)", (tmp_path / "qemu.log").read_text())
     return {k: int(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
-
-
-@pytest.fixture
-def cleanup():
-    held = []
-    yield held.append
-    for fabric, q in held:
-        q.close()
-        fabric.join(timeout=10)
-        assert fabric.error is None, fabric.error
-        assert not fabric.violations, fabric.violations
 
 
 def test_frames_leave_after_latency_and_dma_one_bus_transfer_at_a_time(artifacts, tmp_path,
