@@ -48,6 +48,7 @@
 #include "migration/blocker.h"
 #include "system/system.h"
 #include "exec/memory.h"
+#include "exec/address-spaces.h"
 #include "hw/pci/pci_device.h"
 
 #include "hw/retrolink/rl-link.h"
@@ -130,6 +131,7 @@ typedef struct RlNetState {
     uint64_t link_up_at;        /* when it comes up; RL_TIME_NEVER while master is off */
     uint32_t link_gen;
     MemoryListener listener;    /* sees the bus master bit change, at that instruction */
+    bool listening;
     Notifier machine_done;
 } RlNetState;
 
@@ -278,6 +280,17 @@ static void rlnet_set_link(RlNetState *s, bool up)
 static void rlnet_memory_commit(MemoryListener *listener)
 {
     RlNetState *s = container_of(listener, RlNetState, listener);
+
+    if (!s->pci) {
+        return;
+    }
+    if (!s->nc.peer) {
+        /* the NIC was unplugged (net.c cleared our peer): nothing left to follow */
+        s->pci = NULL;
+        s->link_up = true;
+        s->nc.link_down = false;
+        return;
+    }
     bool master = pci_get_word(s->pci->config + PCI_COMMAND) & PCI_COMMAND_MASTER;
 
     if (master == s->master) {
@@ -321,8 +334,14 @@ static void rlnet_machine_done(Notifier *n, void *data)
     s->master = false;
     s->link_up_at = RL_TIME_NEVER;
     rlnet_set_link(s, false);
+    /*
+     * On the system's address space, not on the NIC's DMA one: that goes when the NIC
+     * is unplugged and must have no listener left then. commit is called after a change
+     * of any address space.
+     */
     s->listener = (MemoryListener) { .name = "retrolink-net", .commit = rlnet_memory_commit };
-    memory_listener_register(&s->listener, &s->pci->bus_master_as);
+    memory_listener_register(&s->listener, &address_space_memory);
+    s->listening = true;
     rlnet_memory_commit(&s->listener);
 }
 
@@ -448,8 +467,9 @@ static void rlnet_cleanup(NetClientState *nc)
     RlNetState *s = DO_UPCAST(RlNetState, nc, nc);
 
     rlnet_report(s);
-    if (s->pci) {
+    if (s->listening) {
         memory_listener_unregister(&s->listener);
+        s->listening = false;
         s->pci = NULL;
     }
     if (s->machine_done.notify) {
