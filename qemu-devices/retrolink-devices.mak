@@ -4,6 +4,12 @@ CONFIG_Q35=y
 CONFIG_SERIAL_ISA=y
 CONFIG_RETROLINK_SX=y
 CONFIG_ISA_DEBUG=y
+# stock NICs, whose Debian drivers the initramfs carries (e1000, e100, tulip), joined to
+# a fabric network by -netdev retrolink (docs/ethernet.md)
+CONFIG_RETROLINK_NET=y
+CONFIG_E1000_PCI=y
+CONFIG_EEPRO100_PCI=y
+CONFIG_TULIP=y
 # PCIe root ports (not used by nodes): the device tests hotplug a board into one, to see a
 # realize that fails part-way undo itself while QEMU runs on
 CONFIG_PCIE_PORT=y

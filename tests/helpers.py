@@ -1,5 +1,7 @@
 """Helpers for tests: run the retrolink command as a user would."""
+import math
 import os
+import re
 import subprocess
 
 from retrolink import paths
@@ -12,3 +14,27 @@ def run_retrolink(*args, timeout=600, env=None):
     full_env = dict(os.environ, **(env or {}))
     return subprocess.run([str(REPO / "retrolink"), *args], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def by_role(**roles) -> str:
+    """A shell command that runs a different program on each node (n0=..., n1=...; the
+    others run true)."""
+    cases = " ".join(f"{node.removeprefix('n')}) {cmd};;" for node, cmd in roles.items())
+    return f"case $RETROLINK_NODE in {cases} *) true;; esac"
+
+
+def byte_time_ns(n: int, rate: int) -> int:
+    """Time to move n bytes at rate bytes/s, rounded up to a whole ns (as rl_bytes_ns and
+    the fabric compute it)."""
+    return math.ceil(n * 1e9 / rate)
+
+
+def check_model(stdout: str, result: str, sizes, model_us, allowance_us) -> None:
+    """A model test's verdict: for each size n, the one-way time a node printed as
+    'RESULT <result> size=n value=US' is the model's, model_us(n), plus 0 to
+    allowance_us(n) of guest software (the model cannot be beaten)."""
+    measured = {int(m.group(1)): float(m.group(2)) for m in
+                re.finditer(rf"RESULT {result} size=(\d+) value=([\d.]+)", stdout)}
+    for n in sizes:
+        overhead = measured[n] - model_us(n)
+        assert 0 <= overhead <= allowance_us(n), (n, measured[n], model_us(n))

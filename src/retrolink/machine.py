@@ -105,6 +105,11 @@ class Machine(Strict):
     def network_of(self, board: BoardBase) -> NetworkBase:
         return self.networks[board.network]
 
+    def network_index(self, network: str) -> int:
+        """The network's place among the machine's networks, in the file's order: its
+        number in MAC and IP addresses (docs/ethernet.md)."""
+        return list(self.networks).index(network)
+
     def total_nodes(self) -> int:
         """Fabric node ids: the VM nodes, then each network's synthetic stations."""
         return self.cluster.nodes + sum(len(n.synthetic) for n in self.networks.values())

@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import guest_net
 from .machine import Machine
 
 FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
@@ -55,14 +56,20 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
-    modules = [m for b in machine.boards_on(node) for m in b.GUEST_MODULES]
+    modules = [m for b in machine.boards_on(node) for m in b.guest_modules()]
     if modules:
         argv += ["-fw_cfg", f"name=opt/retrolink/modules,string={' '.join(dict.fromkeys(modules))}"]
+    interfaces = guest_net.interface_lines(machine, node)
+    if interfaces:
+        # applied by the init script before the command runs (docs/ethernet.md)
+        argv += ["-fw_cfg", f"name=opt/retrolink/ip,string={interfaces}",
+                 "-fw_cfg", f"name=opt/retrolink/hosts,string={guest_net.hosts_file(machine)}"]
     if files.command:
         argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}",
                  "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]
     if files.qmp:
         argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
     for board in machine.boards_on(node):
-        argv += board.qemu_args(node, machine.total_nodes(), fabric_socket)
+        argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
+                                machine.network_index(board.network))
     return argv

@@ -49,17 +49,6 @@ def until(q, t):
     assert q.clock_set(t) == t
 
 
-@pytest.fixture
-def cleanup():
-    held = []
-    yield held.append
-    for fabric, q in held:
-        q.close()
-        fabric.join(timeout=10)
-        assert fabric.error is None, fabric.error
-        assert not fabric.violations, fabric.violations
-
-
 def test_node_stops_at_every_grant_and_never_past_it(artifacts, tmp_path, cleanup):
     grants = iter([3_000_000, 3_000_001, NEVER])
     fabric, q = start(artifacts, tmp_path, 1_000_000, lambda m: [wire.grant(0, next(grants))])

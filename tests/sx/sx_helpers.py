@@ -8,12 +8,6 @@ from helpers import run_retrolink
 KERNEL_PROBLEMS = r"BUG|Oops|WARNING|general protection|Call Trace"
 
 
-def by_role(**roles) -> str:
-    """A shell command that runs a different program on each node (others: true)."""
-    cases = " ".join(f"{node.removeprefix('n')}) {cmd};;" for node, cmd in roles.items())
-    return f"case $RETROLINK_NODE in {cases} *) true;; esac"
-
-
 def guest(cmd: str, timeout="300", settings=()):
     sets = [a for s in settings for a in ("--set", s)]
     return run_retrolink("run", "sure-sx", *sets, "--timeout", timeout, "--", "sh", "-c", cmd)

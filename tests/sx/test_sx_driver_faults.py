@@ -4,7 +4,8 @@ that make no sense. Each test asserts what the user is told and that nothing is 
 sent twice; no run may leave an Oops, BUG or WARNING in a kernel log."""
 import pytest
 
-from sx_helpers import by_role, guest, kernel_checked, kernel_problems, results
+from helpers import by_role
+from sx_helpers import guest, kernel_checked, kernel_problems, results
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_retrolink
-from sx_helpers import by_role, guest
+from helpers import by_role, run_retrolink
+from sx_helpers import guest
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -12,12 +12,10 @@ instructions per KB. It never goes below 0 (the model cannot be beaten), and it 
 below any one component (313 us of firmware, 410 us of bus DMA at 4 KB), so a wrong or
 missing stage fails the test. Timers fire at most one instruction (8 ns) late.
 """
-import math
-import re
 
 import pytest
 
-from helpers import run_retrolink
+from helpers import byte_time_ns as ns, check_model, run_retrolink
 from retrolink.machine import load_machine
 
 SX_HEADER = 16
@@ -25,10 +23,6 @@ SX_HEADER = 16
 
 def guest_software_allowance_us(n: int) -> float:
     return 80 + 15 * n / 1024
-
-
-def ns(bytes_, rate):
-    return math.ceil(bytes_ * 1e9 / rate)
 
 
 def model_one_way_us(machine, n: int) -> float:
@@ -49,9 +43,5 @@ def test_one_way_latency_is_the_sum_of_the_components(artifacts, mips):
            f"--iters 5 --warmup 1;; 1) sx_bench echo;; esac")
     r = run_retrolink("run", "sx-pair", "--set", f"sxm.mips={mips}", "--", "sh", "-c", cmd)
     assert r.returncode == 0, r.stdout + r.stderr
-    measured = {int(m.group(1)): float(m.group(2)) for m in
-                re.finditer(r"RESULT latency_us size=(\d+) value=([\d.]+)", r.stdout)}
-    for n in sizes:
-        overhead = measured[n] - model_one_way_us(machine, n)
-        assert 0 <= overhead <= guest_software_allowance_us(n), \
-            (n, measured[n], model_one_way_us(machine, n))
+    check_model(r.stdout, "latency_us", sizes, lambda n: model_one_way_us(machine, n),
+                guest_software_allowance_us)

@@ -6,8 +6,9 @@ from typing import Annotated, Union
 from pydantic import Field
 
 from .base import BoardBase
+from .ethernet import NICS, EthernetBoard
 from .sx import SxBoard
 
-BOARDS: dict[str, type[BoardBase]] = {"sx": SxBoard}
+BOARDS: dict[str, type[BoardBase]] = {"sx": SxBoard, **{nic: EthernetBoard for nic in NICS}}
 
-Board = Annotated[Union[tuple(BOARDS.values())], Field(discriminator="model")]
+Board = Annotated[Union[tuple(dict.fromkeys(BOARDS.values()))], Field(discriminator="model")]

@@ -14,15 +14,28 @@ class BoardBase(Strict):
     # the guest kernel modules the board needs, loaded with modprobe at boot (the
     # module's own dependencies come with it)
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ()
+    # the guest has an IP interface on this board's network (docs/ethernet.md)
+    IP_NETWORKING: ClassVar[bool] = False
+    # the largest frame the board puts on its network, and what it is (0: no bound)
+    MAX_FRAME_BYTES: ClassVar[int] = 0
+    MAX_FRAME_WHAT: ClassVar[str] = ""
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
 
-    def qemu_args(self, station: int, stations: int, fabric_socket: Path) -> list[str]:
+    def guest_modules(self) -> tuple[str, ...]:
+        return self.GUEST_MODULES
+
+    def qemu_args(self, station: int, stations: int, fabric_socket: Path,
+                  network_index: int) -> list[str]:
         """The QEMU arguments that add this board to a node, as station `station` of the
-        `stations` on its network."""
+        `stations` on its network, the `network_index`-th of the machine's networks."""
         raise NotImplementedError
 
     def check(self, network) -> list[str]:
         """What this board cannot work with on that network (empty: nothing)."""
+        if network.mtu < self.MAX_FRAME_BYTES:
+            return [f"mtu = {network.mtu}: the {self.model} board sends frames of up to "
+                    f"{self.MAX_FRAME_BYTES} bytes ({self.MAX_FRAME_WHAT}), which the fabric "
+                    "would drop; raise the network's mtu to at least that"]
         return []

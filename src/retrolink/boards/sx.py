@@ -34,11 +34,13 @@ class SxBoard(BoardBase):
     # the largest frame the board puts on the link: a 4096-byte message behind its
     # 16-byte header (SX_WIRE_HDR_SIZE in qemu-devices/sx-regs.h)
     MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
+    MAX_FRAME_WHAT: ClassVar[str] = "a 4 KB message and its header"
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("sx",)
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()
 
-    def qemu_args(self, station: int, stations: int, fabric_socket: Path) -> list[str]:
+    def qemu_args(self, station: int, stations: int, fabric_socket: Path,
+                  network_index: int) -> list[str]:
         props = {
             "node": station, "fabric": str(fabric_socket),
             "sxm-mips": repr(float(self.sxm.mips)),
@@ -48,10 +50,3 @@ class SxBoard(BoardBase):
             "bus-channels": self.pm_bus.channels, "bus-channel-rate": self.pm_bus.channel_rate,
         }
         return ["-device", "retrolink-sx," + ",".join(f"{k}={v}" for k, v in props.items())]
-
-    def check(self, network) -> list[str]:
-        if network.mtu < self.MAX_FRAME_BYTES:
-            return [f"mtu = {network.mtu}: the sx board sends frames of up to "
-                    f"{self.MAX_FRAME_BYTES} bytes (a 4 KB message and its header), which the "
-                    "fabric would drop; raise the network's mtu to at least that"]
-        return []

@@ -1,0 +1,75 @@
+"""QEMU's own Ethernet NICs with their stock Linux drivers, each joined to a fabric network by
+the retrolink netdev (qemu-devices/net/retrolink-net.c; docs/ethernet.md).
+
+The NIC models registers, rings and interrupts; the netdev adds what it costs in time: a
+fixed latency per frame each way and the DMA of the frame across the NIC's bus. The
+guests get IPv4 addresses and names on the network (addresses below; node_command.py
+passes them in, the init script applies them).
+"""
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from ..schema import Ns, Rate
+from .base import BoardBase
+
+# model: (QEMU device, the Debian driver module that binds it)
+NICS = {
+    "e1000": ("e1000", "e1000"),      # Intel 82540EM, PCI
+    # Intel 82557 B-step, PCI: the e100 driver loads microcode only for 82559 and later
+    # (e100_request_firmware), so this one binds without firmware, and without warnings
+    "e100": ("i82557b", "e100"),
+    "tulip": ("tulip", "tulip"),      # DEC 21143, PCI
+}
+
+# retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
+MAC_PREFIX = "52:54:00:52"
+# IPv4: the benchmarking range 198.18.0.0/15 (RFC 2544), one /24 per network
+IP_PREFIX_LEN = 24
+
+
+def mac_address(network_index: int, station: int) -> str:
+    return f"{MAC_PREFIX}:{network_index:02x}:{station:02x}"
+
+
+def ip_address(network_index: int, node: int) -> str:
+    return f"198.18.{network_index}.{node + 1}"
+
+
+class EthernetBoard(BoardBase):
+    model: Literal["e1000", "e100", "tulip"]
+    # Choice (no datasheet gives it): the NIC's fixed cost per frame besides moving its
+    # bytes. Sending: the descriptor fetch, a PCI read of 16 bytes (bus arbitration, at
+    # most 16 clocks of target initial latency by PCI 2.2, 4 data phases: about 25
+    # clocks, 0.75 us at 33 MHz) and the MAC's FIFO; receiving: the descriptor
+    # write-back and status. 1 us each way, the same for the three NICs.
+    tx_latency_ns: Ns = 1000
+    rx_latency_ns: Ns = 1000
+    # Source: all three are 32-bit bus masters on 33 MHz PCI: 4 bytes x 33.3 MHz
+    # = 133 MB/s (PCI 2.2), shared by both directions
+    dma_rate: Rate = 133_000_000
+    # Choice: the PHY's auto-negotiation, from the driver starting the NIC (enabling its
+    # bus mastering) to link up: about a second, the order of IEEE 802.3's
+    # link_fail_inhibit_timer (750-1000 ms). Only a NIC that shows its link to the guest
+    # (e1000) has it; until then the NIC cannot send, so the nodes boot with long grants.
+    # 0: the link is up from power on.
+    link_up_ns: Ns = 1_000_000_000
+
+    IP_NETWORKING: ClassVar[bool] = True
+    # the largest frame the guest sends at its default MTU: 1500 bytes of IP behind the
+    # 14-byte Ethernet header (the fabric carries frames without their FCS)
+    MAX_FRAME_BYTES: ClassVar[int] = 1500 + 14
+    MAX_FRAME_WHAT: ClassVar[str] = "an IP MTU of 1500 and the Ethernet header"
+
+    def guest_modules(self) -> tuple[str, ...]:
+        return (NICS[self.model][1],)
+
+    def qemu_args(self, station: int, stations: int, fabric_socket: Path,
+                  network_index: int) -> list[str]:
+        netdev = f"rlnet{network_index}"
+        props = {"fabric": str(fabric_socket), "node": station, "network": network_index,
+                 "tx-latency-ns": self.tx_latency_ns, "rx-latency-ns": self.rx_latency_ns,
+                 "dma-rate": self.dma_rate, "link-up-ns": self.link_up_ns}
+        # romfile= : no option ROM (no network boot; SeaBIOS skips it)
+        return ["-netdev", f"retrolink,id={netdev}," + ",".join(f"{k}={v}" for k, v in props.items()),
+                "-device", f"{NICS[self.model][0]},netdev={netdev},"
+                           f"mac={mac_address(network_index, station)},romfile="]

@@ -1,0 +1,49 @@
+"""In-guest tests of the stock NICs on machines/eth-pair.toml (two nodes, e1000 on a
+point-to-point gigabit link): IP networking by name, and UDP round trips that are the
+same, byte for byte, from run to run."""
+import re
+
+import pytest
+
+from ethernet_runs import counters, eth_pair
+from helpers import by_role
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built(artifacts):
+    return artifacts
+
+
+def test_nodes_ping_each_other_by_name():
+    """Both names of each node resolve (/etc/hosts from the machine), ARP and ICMP cross the
+    link both ways, nothing is lost, and no frame was dropped anywhere."""
+    r = eth_pair(by_role(n0="ping -c 3 node1 && ping -c 2 node1-lan",
+                         n1="ping -c 3 node0 && sleep 3"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for node, count in ((0, 3), (0, 2), (1, 3)):
+        assert (f"[node{node}] {count} packets transmitted, {count} packets received, "
+                "0% packet loss") in r.stdout, r.stdout
+    assert "[node0] PING node1 (198.18.0.2)" in r.stdout and \
+        "[node0] PING node1-lan (198.18.0.2)" in r.stdout and \
+        "[node1] PING node0 (198.18.0.1)" in r.stdout, r.stdout
+    c = counters(r)
+    assert c[0]["tx_frames"] >= 6 and c[1]["rx_frames"] >= 6, c
+    assert all(v == 0 for n in c.values() for k, v in n.items() if k.startswith("drop_")), c
+
+
+def udp_results(stdout: str) -> list[str]:
+    return [l for l in stdout.splitlines() if " RESULT " in l]
+
+
+def test_udp_round_trips_are_identical_run_to_run():
+    cmd = by_role(n0="udp_pingpong ping --peer node1 --sizes 64,1024,1472 --iters 20",
+                  n1="udp_pingpong echo")
+    first, second = eth_pair(cmd), eth_pair(cmd)
+    for r in (first, second):
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert len(udp_results(first.stdout)) == 6, first.stdout
+    assert first.stdout == second.stdout
+    assert counters(first) == counters(second)
+    rtt = {int(m.group(1)): int(m.group(2)) for m in
+           re.finditer(r"RESULT rtt_ns size=(\d+) min=\d+ median=(\d+)", first.stdout)}
+    assert rtt[64] < rtt[1024] < rtt[1472], rtt
