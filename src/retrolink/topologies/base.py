@@ -1,7 +1,7 @@
 """What every network has, whatever its topology (docs/fabric.md)."""
 from pydantic import Field
 
-from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict
+from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict, param
 
 
 class Synthetic(Strict):
@@ -15,9 +15,11 @@ class Synthetic(Strict):
 
 
 class NetworkBase(Strict):
-    rate: Rate
-    mtu: int = Field(default=4500, ge=1, le=65536)
-    overhead_bytes: int = Field(default=0, ge=0, le=4096)
+    rate: Rate = param(unit="bytes/s", source="the machine file: the link's data rate")
+    mtu: int = param(4500, ge=1, le=65536, unit="bytes",
+                     source="our choice: FDDI's largest frame (4500 bytes); larger frames are dropped")
+    overhead_bytes: int = param(0, ge=0, le=4096, unit="bytes",
+                                source="the machine file: framing sent with every frame")
     synthetic: list[Synthetic] = []
 
     def fabric_params(self) -> dict:
