@@ -61,6 +61,14 @@ class EthernetBoard(BoardBase):
     MAX_FRAME_BYTES: ClassVar[int] = 1500 + 14
     MAX_FRAME_WHAT: ClassVar[str] = "an IP MTU of 1500 and the Ethernet header"
 
+    def check(self, network) -> list[str]:
+        problems = super().check(network)
+        if network.topology in ("switch", "min"):
+            # ARP and IPv6 neighbour discovery need broadcast, which these drop
+            problems.append(f'topology = "{network.topology}" carries no broadcast, which '
+                            "Ethernet needs (ARP); use p2p, token_ring, hub or ethernet_switch")
+        return problems
+
     def guest_modules(self) -> tuple[str, ...]:
         return (NICS[self.model][1],)
 
