@@ -102,7 +102,8 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("machine", help="name in machines/ (e.g. plain, sure-sx) or a .toml path")
     s.add_argument("--node", type=int, action="append",
                    help="run only on this node (repeatable); default: every node")
-    s.add_argument("--timeout", type=float, help="wall-clock limit in seconds")
+    s.add_argument("--timeout", type=float, help="wall-clock limit of the command in seconds, "
+                   "counted once every node has booted (default: cluster.run_timeout_s)")
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override a machine parameter, e.g. link.rate=125MB/s")
     s.add_argument("--trace", action="store_true", help="write the fabric's frame trace")
