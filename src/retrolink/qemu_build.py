@@ -154,6 +154,30 @@ def apply_overlay(tree: Path, pin: dict) -> None:
             file.write_text(text.rstrip("\n") + "\n" + line + "\n")
 
 
+OVERLAY_STAMP = "retrolink-overlay.sha256"
+
+
+def overlay_digest() -> str:
+    """The content of qemu-devices/ (names and bytes), whichever checkout it is in."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in paths.QEMU_DEVICES.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(paths.QEMU_DEVICES)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def forget_overlay_objects(build: Path, digest: str) -> None:
+    """Ninja decides by file times, but the overlay can be another checkout's (the
+    hw/retrolink link is re-pointed by whichever checkout builds) with older files than
+    the objects: when the overlay's content is not what the objects were built from,
+    remove them (and the generated trace files) so ninja builds them again."""
+    stamp = build / OVERLAY_STAMP
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    for f in build.rglob("*hw_retrolink*"):
+        if f.is_file():
+            f.unlink()
+
+
 # QEMU's configure needs a newer meson than Debian 12 has; it gets its own venv in the
 # cache so that the QEMU build does not depend on any one checkout's .venv.
 BUILD_PYTHON_PACKAGES = ["meson==1.8.2", "pycotap==1.3.1"]
@@ -208,6 +232,8 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
         stamp.write_text(json.dumps(want))
     binary = build / "qemu-system-x86_64"
     jobs = str(os.cpu_count() or 2)
+    digest = overlay_digest()
+    forget_overlay_objects(build, digest)
     # meson regenerates build.ninja first when its inputs changed (e.g. the device set):
     # then ninja -n below counts the real work, not just the regeneration
     run_logged(["ninja", "-C", build, "build.ninja"], log)
@@ -216,6 +242,7 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
                          capture_output=True, text=True)
     todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
     if todo == 0 and binary.exists():
+        (build / OVERLAY_STAMP).write_text(digest)
         return binary
     if todo <= 10 and binary.exists():
         # ninja -n always lists qemu-version.h and what depends on it, which a real
@@ -224,10 +251,12 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log)
         if binary.stat().st_mtime_ns != before:
             say(f"{v.what} relinked with the changed device files")
+        (build / OVERLAY_STAMP).write_text(digest)
         return binary
     title = f"building {v.what} (first time: {v.first_build})" if todo > 100 else \
         f"rebuilding {v.what} ({todo} steps)"
     with step(title):
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log,
                    progress_total=todo, progress_marker="[", desc=v.what)
+    (build / OVERLAY_STAMP).write_text(digest)
     return binary
