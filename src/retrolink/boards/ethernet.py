@@ -55,6 +55,8 @@ class EthernetBoard(BoardBase):
     link_up_ns: Ns = 1_000_000_000
 
     IP_NETWORKING: ClassVar[bool] = True
+    PROTOCOL: ClassVar[str] = "ethernet"
+    NEEDS_BROADCAST: ClassVar[str] = "ARP and every Ethernet broadcast and multicast"
     # the largest frame the guest sends at its default MTU: 1500 bytes of IP behind the
     # 14-byte Ethernet header (the fabric carries frames without their FCS)
     MAX_FRAME_BYTES: ClassVar[int] = 1500 + 14

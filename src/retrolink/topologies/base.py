@@ -1,4 +1,6 @@
 """What every network has, whatever its topology (docs/fabric.md)."""
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict
@@ -19,6 +21,10 @@ class NetworkBase(Strict):
     mtu: int = Field(default=4500, ge=1, le=65536)
     overhead_bytes: int = Field(default=0, ge=0, le=4096)
     synthetic: list[Synthetic] = []
+
+    # it delivers a frame for RL_NODE_BROADCAST to every other station (fabric/topo_*.c,
+    # struct topology_ops.broadcast)
+    BROADCAST: ClassVar[bool] = True
 
     def fabric_params(self) -> dict:
         """The topology's keys in the fabric's configuration (all but the kind itself and

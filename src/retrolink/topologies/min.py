@@ -1,5 +1,5 @@
 """A multistage network of k x k switches, Omega wiring (fabric/topo_min.c)."""
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -9,6 +9,7 @@ from .base import NetworkBase
 
 class MinNetwork(NetworkBase):
     topology: Literal["min"]
+    BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
     mtu: int = Field(default=508, ge=1, le=65536)      # Cenju-3's largest packet
     k: int = Field(default=4, ge=2, le=16)
     stages: int = Field(default=4, ge=1, le=8)

@@ -1,5 +1,5 @@
 """A Fibre Channel style switch with buffer-to-buffer credits (fabric/topo_switch.c)."""
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -9,6 +9,7 @@ from .base import NetworkBase
 
 class SwitchNetwork(NetworkBase):
     topology: Literal["switch"]
+    BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
     mtu: int = Field(default=2112, ge=1, le=65536)     # FC's largest frame payload
     prop_ns: Ns = 0
     switch_delay_ns: Ns = 0
