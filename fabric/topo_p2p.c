@@ -26,10 +26,12 @@ static int p2p_configure(struct network *net, char **keys, char **vals, int n, c
         topo_param(keys, vals, n, used, "overhead_bytes", false, &p->overhead, err, errlen) ||
         topo_param(keys, vals, n, used, "mtu", false, &p->mtu, err, errlen) ||
         topo_unused(keys, n, used, "p2p", err, errlen)) {
+        free(p);
         return -1;
     }
     if (!p->rate || net->n != 2) {
         snprintf(err, errlen, "p2p needs rate > 0 and exactly 2 stations (has %u)", net->n);
+        free(p);
         return -1;
     }
     snprintf(p->stats[0].name, sizeof(p->stats[0].name), "p2p:0->1");
