@@ -63,16 +63,6 @@
 /* retrolink's MAC scheme: 52:54:00:52:NETWORK:NODE (docs/ethernet.md) */
 static const uint8_t rlnet_mac_prefix[4] = { 0x52, 0x54, 0x00, 0x52 };
 
-#ifndef RL_NODE_BROADCAST
-/*
- * rl-wire.h gains a broadcast destination with the hub and switch topologies. Until
- * then the fabric knows unicast only, and a multicast frame goes to each other
- * station in turn (on p2p: the only other one).
- */
-#define RL_NODE_BROADCAST   0xffffffffu
-#define RLNET_UNICAST_ONLY  1
-#endif
-
 enum RlNetDrop {
     RLNET_DROP_TX_RUNT,         /* shorter than an Ethernet header */
     RLNET_DROP_TX_OVERSIZE,     /* longer than the fabric carries (RL_MAX_PAYLOAD) */
@@ -164,20 +154,11 @@ static int64_t rlnet_station(RlNetState *s, const uint8_t *mac)
     return mac[5];
 }
 
+/* Multicast and broadcast: every other station of the network; the NICs filter by MAC. */
 static void rlnet_send_to_all(RlNetState *s, uint64_t ready, const uint8_t *buf,
                               uint32_t len)
 {
-#ifndef RLNET_UNICAST_ONLY
-    if (s->nodes > 2) {
-        rl_port_send(s->port, ready, RL_NODE_BROADCAST, 0, buf, len);
-        return;
-    }
-#endif
-    for (uint32_t n = 0; n < s->nodes; n++) {
-        if (n != s->node) {
-            rl_port_send(s->port, ready, n, 0, buf, len);
-        }
-    }
+    rl_port_send(s->port, ready, RL_NODE_BROADCAST, 0, buf, len);
 }
 
 /* The NIC sent a frame (vCPU thread, during the access that sent it). */

@@ -50,6 +50,20 @@ def cmd_push(args) -> int:
     return push(args.node, args.file, args.run_dir)
 
 
+def cmd_params(args) -> int:
+    from .describe import DOCS_BEGIN, DOCS_END, docs_tables
+    if not args.write_docs:
+        print(docs_tables(), end="")
+        return 0
+    doc = paths.REPO / "docs" / "machines.md"
+    text = doc.read_text()
+    if DOCS_BEGIN in text:
+        text = text[:text.index(DOCS_BEGIN)] + text[text.index(DOCS_END) + len(DOCS_END) + 1:]
+    doc.write_text(text.rstrip("\n") + "\n\n" + docs_tables())
+    say(f"wrote the parameter tables into {doc}")
+    return 0
+
+
 def cmd_test(args) -> int:
     from .build import build_all
     build_all()
@@ -88,7 +102,8 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("machine", help="name in machines/ (e.g. plain, sure-sx) or a .toml path")
     s.add_argument("--node", type=int, action="append",
                    help="run only on this node (repeatable); default: every node")
-    s.add_argument("--timeout", type=float, help="wall-clock limit in seconds")
+    s.add_argument("--timeout", type=float, help="wall-clock limit of the command in seconds, "
+                   "counted once every node has booted (default: cluster.run_timeout_s)")
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override a machine parameter, e.g. link.rate=125MB/s")
     s.add_argument("--trace", action="store_true", help="write the fabric's frame trace")
@@ -110,6 +125,12 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.add_argument("--run-dir", help="the cluster's run directory (default: the newest 'up')")
     s.set_defaults(func=cmd_push)
+
+    s = sub.add_parser("params", help="every board's and topology's parameters: default, "
+                       "limits, unit, source")
+    s.add_argument("--write-docs", action="store_true",
+                   help="write the tables into docs/machines.md")
+    s.set_defaults(func=cmd_params)
 
     s = sub.add_parser("test", help="build, then run the test suite (pytest)")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)

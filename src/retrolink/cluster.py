@@ -186,9 +186,13 @@ class Cluster:
                                                    stderr=subprocess.STDOUT,
                                                    preexec_fn=_die_with_parent))
 
-    def wait(self, timeout_s: float) -> RunResult:
+    def wait(self, timeout_s: float, boot_timeout_s: float) -> RunResult:
+        """Wait for every node's command: up to boot_timeout_s for all of them to boot,
+        then up to timeout_s from the moment the last one booted (so a slow boot on a
+        loaded host does not eat the command's time)."""
         start = time.monotonic()
-        deadline = start + timeout_s
+        deadline = start + boot_timeout_s
+        all_booted = False
         marks: dict = {}
         fabric_died_at = None
         stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
@@ -198,6 +202,8 @@ class Cluster:
             if now > deadline:
                 break
             self._read_outputs(marks, start)
+            if not all_booted and all(o.booted for o in self.outputs):
+                all_booted, deadline = True, now + timeout_s
             # status 0 is the fabric's normal end, after the last node's BYE, which can come
             # just before that node's QEMU has exited: only a failure counts here
             if self.fabric and fabric_died_at is None and self.fabric.poll() not in (None, 0):
@@ -217,7 +223,10 @@ class Cluster:
         self.stop()
         self._read_outputs(marks, start, final=True)
         waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
-        results = [self._node_result(n, still_running, ended_by, waited_for, timeout_s)
+        limit = (f"timed out after {timeout_s:.0f} s (wall clock)" if all_booted else
+                 f"timed out after {boot_timeout_s:.0f} s of booting (wall clock; "
+                 "cluster.boot_timeout_s)")
+        results = [self._node_result(n, still_running, ended_by, waited_for, limit)
                    for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
                         marks=marks)
@@ -233,7 +242,7 @@ class Cluster:
         return run
 
     def _node_result(self, n: int, still_running: dict, ended_by: str, waited_for: dict,
-                     timeout_s: float) -> NodeResult:
+                     limit: str) -> NodeResult:
         out, files = self.outputs[n], self.files[n]
         r = NodeResult(node=n, booted=out.booted, finished=out.finished,
                        exit_code=out.exit_code, lines=out.lines, console_log=files.console_log)
@@ -241,7 +250,7 @@ class Cluster:
         if n in waited_for:
             r.problems.append(stall_reason(waited_for[n], still_running.get(n, "")) + log_note)
         elif n in still_running:
-            why = {"timeout": f"timed out after {timeout_s:.0f} s (wall clock)",
+            why = {"timeout": limit,
                    "fabric": "stopped, because the fabric ended",
                    "stall": "stopped, waiting for " + ", ".join(
                        f"node{k}" for k in sorted(waited_for)) + " (stalled)"}[ended_by]

@@ -127,14 +127,16 @@ def _wait_for_shell(s: socket.socket, node: int, deadline: float) -> None:
     _read_until(s, re.compile("(?!)"), time.monotonic() + 1.2)
 
 
-def push(node: int, file: str, run_dir: str | None, timeout_s: float = 60) -> int:
+def push(node: int, file: str, run_dir: str | None, timeout_s: float = 60,
+         boot_timeout_s: float = 300) -> int:
     """Copy a file into the node's /tmp through its shell port (base64 over the tty)."""
     src = Path(file)
     if not src.is_file():
         raise StepFailed(f"{file}: no such file")
     s = _connect(node, run_dir)
+    # a node may still be booting (up was just started): the boot has its own bound
+    _wait_for_shell(s, node, time.monotonic() + boot_timeout_s)
     deadline = time.monotonic() + timeout_s
-    _wait_for_shell(s, node, deadline)
     encoded = base64.encodebytes(src.read_bytes()).decode()
     marker = f"@@pushed-{os.getpid()}"
     script = (f"stty -echo; base64 -d > /tmp/{src.name} <<'@@EOF'\n{encoded}@@EOF\n"

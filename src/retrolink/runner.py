@@ -19,7 +19,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
     cluster = Cluster(machine, art, run_dir, trace=trace)
     try:
         cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
-        return cluster.wait(timeout_s or (c.boot_timeout_s + c.run_timeout_s))
+        return cluster.wait(timeout_s or c.run_timeout_s, c.boot_timeout_s)
     finally:
         cluster.stop()
 

@@ -5,6 +5,7 @@ import re
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticUndefined
 
 from . import units
 
@@ -32,3 +33,14 @@ def _check_name(v: str) -> str:
 
 
 Name = Annotated[str, AfterValidator(_check_name)]
+
+
+def param(default=PydanticUndefined, *, unit: str, source: str, qemu: str | None = None,
+          **limits):
+    """A board's or a topology's parameter, declared once: default, limits (ge, le, gt),
+    unit and source. The docs tables (`retrolink params`) and the QEMU properties a board
+    sets (`qemu`: the property name) come from this declaration (src/retrolink/describe.py)."""
+    extra = {"unit": unit, "source": source}
+    if qemu:
+        extra["qemu"] = qemu
+    return Field(default, json_schema_extra=extra, **limits)

@@ -44,10 +44,18 @@ def test_panic_is_reported_with_console_log():
 
 
 def test_hung_node_times_out_and_is_named():
-    r = run_retrolink("run", "plain", "--node", "1", "--timeout", "45", "--", "sh", "-c",
+    # --timeout counts from the moment every node booted, however long booting took
+    r = run_retrolink("run", "plain", "--node", "1", "--timeout", "15", "--", "sh", "-c",
                       "while :; do :; done")
     assert r.returncode == 1
-    assert "node1 did not finish its command: timed out" in r.stderr
+    assert "node1 did not finish its command: timed out after 15 s" in r.stderr
+
+
+def test_a_boot_that_takes_too_long_is_named_with_its_limit():
+    r = run_retrolink("run", "plain", "--set", "cluster.boot_timeout_s=1", "--", "true")
+    assert r.returncode == 1
+    assert ("node0 did not boot: timed out after 1 s of booting (wall clock; "
+            "cluster.boot_timeout_s)") in r.stderr
 
 
 def test_bad_machine_file_is_a_clear_error(tmp_path):

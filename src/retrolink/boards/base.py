@@ -31,6 +31,12 @@ class BoardBase(Strict):
     def guest_modules(self) -> tuple[str, ...]:
         return self.GUEST_MODULES
 
+    def qemu_props(self) -> dict[str, str]:
+        """The QEMU properties its parameters declare (schema.param(qemu=...)), as text."""
+        from ..describe import params, value
+        return {p.qemu: repr(float(v)) if isinstance(v := value(self, p.name), float) else str(v)
+                for p in params(type(self)) if p.qemu}
+
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
         """The QEMU arguments that add this board to a node, as station `station` of the

@@ -9,7 +9,7 @@ passes them in, the init script applies them).
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from ..schema import Ns, Rate
+from ..schema import Ns, Rate, param
 from .base import BoardBase
 
 # model: (QEMU device, the Debian driver module that binds it)
@@ -37,22 +37,23 @@ def ip_address(network_index: int, node: int) -> str:
 
 class EthernetBoard(BoardBase):
     model: Literal["e1000", "e100", "tulip"]
-    # Choice (no datasheet gives it): the NIC's fixed cost per frame besides moving its
-    # bytes. Sending: the descriptor fetch, a PCI read of 16 bytes (bus arbitration, at
-    # most 16 clocks of target initial latency by PCI 2.2, 4 data phases: about 25
-    # clocks, 0.75 us at 33 MHz) and the MAC's FIFO; receiving: the descriptor
-    # write-back and status. 1 us each way, the same for the three NICs.
-    tx_latency_ns: Ns = 1000
-    rx_latency_ns: Ns = 1000
-    # Source: all three are 32-bit bus masters on 33 MHz PCI: 4 bytes x 33.3 MHz
-    # = 133 MB/s (PCI 2.2), shared by both directions
-    dma_rate: Rate = 133_000_000
-    # Choice: the PHY's auto-negotiation, from the driver starting the NIC (enabling its
-    # bus mastering) to link up: about a second, the order of IEEE 802.3's
-    # link_fail_inhibit_timer (750-1000 ms). Only a NIC that shows its link to the guest
-    # (e1000) has it; until then the NIC cannot send, so the nodes boot with long grants.
-    # 0: the link is up from power on.
-    link_up_ns: Ns = 1_000_000_000
+    # The NIC's fixed cost per frame besides moving its bytes. Sending: the descriptor
+    # fetch, a PCI read of 16 bytes (bus arbitration, at most 16 clocks of target initial
+    # latency by PCI 2.2, 4 data phases: about 25 clocks, 0.75 us at 33 MHz) and the MAC's
+    # FIFO; receiving: the descriptor write-back and status. The same for the three NICs.
+    tx_latency_ns: Ns = param(1000, unit="ns", qemu="tx-latency-ns",
+                              source="our choice: descriptor fetch over PCI (~25 clocks at "
+                                     "33 MHz) and the MAC's FIFO")
+    rx_latency_ns: Ns = param(1000, unit="ns", qemu="rx-latency-ns",
+                              source="our choice: descriptor write-back and status")
+    dma_rate: Rate = param(133_000_000, unit="bytes/s", qemu="dma-rate",
+                           source="PCI 2.2: 32-bit bus master at 33 MHz, 4 B x 33.3 MHz, "
+                                  "shared by both directions")
+    # Only a NIC that shows its link to the guest (e1000) has it; until then the NIC cannot
+    # send, so the nodes boot with long grants.
+    link_up_ns: Ns = param(1_000_000_000, unit="ns", qemu="link-up-ns",
+                           source="our choice: auto-negotiation, the order of IEEE 802.3's "
+                                  "link_fail_inhibit_timer (750-1000 ms); 0: up at power on")
 
     IP_NETWORKING: ClassVar[bool] = True
     PROTOCOL: ClassVar[str] = "ethernet"
@@ -69,8 +70,7 @@ class EthernetBoard(BoardBase):
                   network_index: int) -> list[str]:
         netdev = f"rlnet{network_index}"
         props = {"fabric": str(fabric_socket), "node": station, "network": network_index,
-                 "tx-latency-ns": self.tx_latency_ns, "rx-latency-ns": self.rx_latency_ns,
-                 "dma-rate": self.dma_rate, "link-up-ns": self.link_up_ns}
+                 **self.qemu_props()}
         # romfile= : no option ROM (no network boot; SeaBIOS skips it)
         return ["-netdev", f"retrolink,id={netdev}," + ",".join(f"{k}={v}" for k, v in props.items()),
                 "-device", f"{NICS[self.model][0]},netdev={netdev},"

@@ -144,7 +144,7 @@ class FakeFabric(threading.Thread):
             self.violation(f"FRAME src {m['src']} from node {m['node']}")
         if m["dst"] == m["node"]:
             self.violation(f"FRAME addressed to its sender, node {m['dst']}")
-        elif m["dst"] >= self.nodes:
+        elif m["dst"] >= self.nodes and m["dst"] != wire.BROADCAST:
             self.violation(f"FRAME to node {m['dst']}, not one of the {self.nodes} nodes")
         if m["time"] < self.last_ready:
             self.violation(f"FRAME ready time {m['time']} went backwards "

@@ -3,7 +3,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict
+from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict, param
 
 
 class Synthetic(Strict):
@@ -17,9 +17,11 @@ class Synthetic(Strict):
 
 
 class NetworkBase(Strict):
-    rate: Rate
-    mtu: int = Field(default=4500, ge=1, le=65536)
-    overhead_bytes: int = Field(default=0, ge=0, le=4096)
+    rate: Rate = param(unit="bytes/s", source="the machine file: the link's data rate")
+    mtu: int = param(4500, ge=1, le=65536, unit="bytes",
+                     source="our choice: FDDI's largest frame (4500 bytes); larger frames are dropped")
+    overhead_bytes: int = param(0, ge=0, le=4096, unit="bytes",
+                                source="the machine file: framing sent with every frame")
     synthetic: list[Synthetic] = []
 
     # it delivers a frame for RL_NODE_BROADCAST to every other station (fabric/topo_*.c,

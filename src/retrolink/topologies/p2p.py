@@ -1,13 +1,13 @@
 """A full-duplex point-to-point link (fabric/topo_p2p.c)."""
 from typing import Literal
 
-from ..schema import Ns
+from ..schema import Ns, param
 from .base import NetworkBase
 
 
 class P2PNetwork(NetworkBase):
     topology: Literal["p2p"]
-    prop_ns: Ns = 0
+    prop_ns: Ns = param(0, unit="ns", source="the machine file: signal propagation")
 
     def check(self, stations: int) -> list[str]:
         if stations != 2:

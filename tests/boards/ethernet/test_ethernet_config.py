@@ -65,3 +65,11 @@ def test_parameters_are_checked_with_their_limits(tmp_path):
         load_machine(str(machine_file(tmp_path, "e100", mtu=1500)))
     m = load_machine("eth-pair", {"dma_rate": "66MB/s", "eth.tx_latency_ns": 5})
     assert m.boards["eth"].dma_rate == 66_000_000 and m.boards["eth"].tx_latency_ns == 5
+
+
+def test_ethernet_is_refused_on_a_topology_without_broadcast(tmp_path):
+    f = tmp_path / "m.toml"
+    f.write_text('[cluster]\nnodes = 2\n[boards.nic]\nmodel = "e1000"\nnetwork = "fc"\n'
+                 '[networks.fc]\ntopology = "switch"\nrate = "100MB/s"\nmtu = 2112\n')
+    with pytest.raises(MachineError, match='topology = "switch" carries no broadcast, which the e1000 board needs'):
+        load_machine(str(f))
