@@ -17,7 +17,6 @@ class Synthetic(Strict):
 class NetworkBase(Strict):
     rate: Rate
     mtu: int = Field(default=4500, ge=1, le=65536)
-    overhead_bytes: int = Field(default=0, ge=0, le=4096)
     synthetic: list[Synthetic] = []
 
     def fabric_params(self) -> dict:
@@ -29,3 +28,9 @@ class NetworkBase(Strict):
     def check(self, stations: int) -> list[str]:
         """What this topology cannot do with that many stations (empty: nothing)."""
         return []
+
+
+class OverheadNetwork(NetworkBase):
+    """A network whose framing is a fixed number of bytes per frame on the wire (the
+    Ethernet topologies spell theirs out instead: ethernet.py)."""
+    overhead_bytes: int = Field(default=0, ge=0, le=4096)

@@ -4,10 +4,10 @@ from typing import Literal
 from pydantic import Field
 
 from ..schema import Ns
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class MinNetwork(NetworkBase):
+class MinNetwork(OverheadNetwork):
     topology: Literal["min"]
     mtu: int = Field(default=508, ge=1, le=65536)      # Cenju-3's largest packet
     k: int = Field(default=4, ge=2, le=16)

@@ -2,10 +2,10 @@
 from typing import Literal
 
 from ..schema import Ns
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class P2PNetwork(NetworkBase):
+class P2PNetwork(OverheadNetwork):
     topology: Literal["p2p"]
     prop_ns: Ns = 0
 

@@ -4,10 +4,10 @@ from typing import Literal
 from pydantic import Field
 
 from ..schema import Ns
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class SwitchNetwork(NetworkBase):
+class SwitchNetwork(OverheadNetwork):
     topology: Literal["switch"]
     mtu: int = Field(default=2112, ge=1, le=65536)     # FC's largest frame payload
     prop_ns: Ns = 0

@@ -4,10 +4,10 @@ from typing import Literal
 from pydantic import Field
 
 from ..schema import Ns, PositiveNs
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class TokenRingNetwork(NetworkBase):
+class TokenRingNetwork(OverheadNetwork):
     topology: Literal["token_ring"]
     station_delay_ns: PositiveNs
     token_bytes: int = Field(default=11, ge=1, le=4096)
