@@ -68,8 +68,10 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
     shutil.copy2(INIT, root / "init")
     (root / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
     (root / "etc" / "group").write_text("root:x:0:\n")
-    # glibc's tools look names up in /etc/hosts only (there is no DNS on the nodes)
-    (root / "etc" / "nsswitch.conf").write_text("hosts: files\n")
+    # glibc's tools look names up in /etc/hosts only (there is no DNS on the nodes), and
+    # protocols by name (NPtcp exits without getprotobyname("tcp"))
+    (root / "etc" / "nsswitch.conf").write_text("hosts: files\nprotocols: files\n")
+    (root / "etc" / "protocols").write_text("ip 0 IP\nicmp 1 ICMP\ntcp 6 TCP\nudp 17 UDP\n")
     (root / "etc" / "profile").write_text('PS1="$(hostname)# "\nexport PATH=/usr/bin:/bin:/usr/sbin:/sbin\n')
     for rel in IMAGE_MODULES + IMAGE_MODULE_INDEXES:
         src = kernel.modules / rel
