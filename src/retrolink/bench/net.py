@@ -104,8 +104,8 @@ def hub_load_scripts(machine: Machine, d: dict, start_epoch: int) -> dict[int, s
     if senders >= machine.cluster.nodes:
         raise StepFailed(f"hub_load: {senders} busy stations need {senders + 1} nodes")
     # wait for the slot's start; a node already past it would shift every later point
-    wait = ('[ $(date +%s) -lt {t} ] || {{ echo "ERROR late for the slot at {t}"; exit 1; }}; '
-            'until [ $(date +%s) -ge {t} ]; do sleep 0.05; done')
+    wait = ('s=$(({t} - $(date +%s))); [ $s -gt 0 ] || {{ echo "ERROR late for the slot at {t}"; '
+            'exit 1; }}; sleep $((s - 1)); until [ $(date +%s) -ge {t} ]; do sleep 0.05; done')
     scripts = {sink: " ".join(f"iperf3 -s -p {IPERF_PORT + i} >/dev/null &" for i in range(senders))
                + f" {wait.format(t=start_epoch + slot * len(points))}"}
     for i in range(senders):
