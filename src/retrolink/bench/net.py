@@ -51,9 +51,10 @@ def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str, t
 
 
 def iperf_json(lines: list[str], tag: str) -> dict:
-    """The JSON iperf3 -J printed between `@@iperf TAG` and `@@end TAG`."""
-    begin, end = lines.index(f"@@iperf {tag}"), lines.index(f"@@end {tag}")
-    return json.loads("\n".join(lines[begin + 1:end]))
+    """The JSON iperf3 -J printed between `@@iperf TAG` and `@@end TAG` (after any warning
+    it prints first, e.g. that a UDP datagram exceeds the TCP MSS)."""
+    body = lines[lines.index(f"@@iperf {tag}") + 1:lines.index(f"@@end {tag}")]
+    return json.loads("\n".join(body[body.index("{"):]))
 
 
 def iperf_client(tag: str, args: str) -> str:
