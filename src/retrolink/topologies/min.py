@@ -2,10 +2,10 @@
 from typing import ClassVar, Literal
 
 from ..schema import Ns, param
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class MinNetwork(NetworkBase):
+class MinNetwork(OverheadNetwork):
     topology: Literal["min"]
     BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
     mtu: int = param(508, ge=1, le=65536, unit="bytes", source="cenju-3.md: largest packet")

@@ -2,10 +2,10 @@
 from typing import ClassVar, Literal
 
 from ..schema import Ns, param
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class SwitchNetwork(NetworkBase):
+class SwitchNetwork(OverheadNetwork):
     topology: Literal["switch"]
     BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
     mtu: int = param(2112, ge=1, le=65536, unit="bytes",
