@@ -111,6 +111,13 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
     int m = n - 2;
     const char *name = kv_get(keys, vals, m, "name", used);
     const char *s;
+    uint64_t net = 0;
+    if ((s = kv_get(keys, vals, m, "net", used)) &&
+        (parse_u64(s, &net) || net >= RL_MAX_NETWORKS)) {
+        snprintf(err, errlen, "synthetic %llu: net must be a network id below %d",
+                 (unsigned long long)id, RL_MAX_NETWORKS);
+        return -1;
+    }
     if (!(s = kv_get(keys, vals, m, "dst", used)) || parse_u64(s, &dst) || dst >= f->nnodes ||
         dst == id) {
         snprintf(err, errlen, "synthetic %llu: dst must be another node id", (unsigned long long)id);
@@ -123,7 +130,7 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
         ((s = kv_get(keys, vals, m, "start_ns", used)) && parse_u64(s, &start)) ||
         start >= TIME_LIMIT) {
         snprintf(err, errlen, "synthetic %llu: needs size (<= %d), interval_ns (> 0), count, "
-                 "optional start_ns, as whole numbers (times below 2^63)",
+                 "optional start_ns and net, as whole numbers (times below 2^63)",
                  (unsigned long long)id, RL_MAX_PAYLOAD);
         return -1;
     }
@@ -136,12 +143,144 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
     struct node *nd = &f->nodes[id];
     nd->kind = NODE_SYNTHETIC;
     snprintf(nd->name, sizeof(nd->name), "%s", name ? name : "synthetic");
+    nd->syn_net = net;        /* checked once every network is known */
     nd->syn_dst = dst;
     nd->syn_size = size;
     nd->syn_interval = interval;
     nd->syn_next = count ? start : NEVER;
     nd->syn_left = count;
     return 0;
+}
+
+static const char *const protocol_names[] = {
+    [RL_PROTO_ANY] = "any", [RL_PROTO_SX] = "sx", [RL_PROTO_ETHERNET] = "ethernet",
+};
+
+const char *protocol_name(uint32_t protocol)
+{
+    return protocol < sizeof(protocol_names) / sizeof(protocol_names[0])
+           ? protocol_names[protocol] : "unknown";
+}
+
+/* A new network, id f->nnets, whose stations are the nodes in list ("0,2,1": station
+ * 0 is node 0, station 1 node 2, ...), or every node when list is NULL. */
+static struct network *network_add(struct fabric *f, const char *list, char *err, size_t errlen)
+{
+    uint32_t id = f->nnets;
+    f->nets = xreallocarray(f->nets, id + 1, sizeof(*f->nets));
+    struct network *net = &f->nets[id];
+
+    memset(net, 0, sizeof(*net));
+    net->f = f;
+    net->id = id;
+    snprintf(net->name, sizeof(net->name), "net%u", id);
+    net->station_node = xcalloc(f->nnodes, sizeof(*net->station_node));
+    net->node_station = xcalloc(f->nnodes, sizeof(*net->node_station));
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        net->node_station[k] = list ? STATION_NONE : k;
+        net->station_node[k] = k;
+    }
+    f->nnets++;
+    if (!list) {
+        net->n = f->nnodes;
+        return net;
+    }
+    char copy[4096];
+    snprintf(copy, sizeof(copy), "%s", list);
+    for (char *save, *s = strtok_r(copy, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        uint64_t k;
+        if (parse_u64(s, &k) || k >= f->nnodes || net->node_station[k] != STATION_NONE) {
+            snprintf(err, errlen, "network %u: stations must be distinct node ids below %u, "
+                     "separated by commas", id, f->nnodes);
+            return NULL;
+        }
+        net->node_station[k] = net->n;
+        net->station_node[net->n++] = k;
+    }
+    if (!net->n) {
+        snprintf(err, errlen, "network %u: no stations", id);
+        return NULL;
+    }
+    return net;
+}
+
+/* 'network ID [name=NAME] [stations=LIST] [protocol=any|sx|ethernet]': the next
+ * 'topology' line is this network's. Ids go 0, 1, 2, ... in order. */
+static void network_line(struct fabric *f, char **tok, int n, char *err, size_t errlen)
+{
+    char *keys[MAXTOK], *vals[MAXTOK];
+    bool used[MAXTOK] = { false };
+    uint64_t id;
+    const char *s;
+
+    if (n < 2 || parse_u64(tok[1], &id) || id != f->nnets || id >= RL_MAX_NETWORKS) {
+        snprintf(err, errlen, "network: expected the next id, %u (at most %d networks)",
+                 f->nnets, RL_MAX_NETWORKS);
+        return;
+    }
+    if (f->nnets && !f->nets[f->nnets - 1].topo) {
+        snprintf(err, errlen, "network %u has no 'topology' line", f->nnets - 1);
+        return;
+    }
+    if (kv_split(tok + 2, n - 2, keys, vals, err, errlen)) {
+        return;
+    }
+    int m = n - 2;
+    struct network *net = network_add(f, kv_get(keys, vals, m, "stations", used), err, errlen);
+    if (!net) {
+        return;
+    }
+    if ((s = kv_get(keys, vals, m, "name", used))) {
+        snprintf(net->name, sizeof(net->name), "%s", s);
+    }
+    if ((s = kv_get(keys, vals, m, "protocol", used))) {
+        uint32_t p = 0;
+        while (p < sizeof(protocol_names) / sizeof(protocol_names[0]) &&
+               strcmp(protocol_names[p], s)) {
+            p++;
+        }
+        if (p == sizeof(protocol_names) / sizeof(protocol_names[0])) {
+            snprintf(err, errlen, "network %u: protocol '%s' (known: any, sx, ethernet)",
+                     net->id, s);
+            return;
+        }
+        net->protocol = p;
+    }
+    for (int i = 0; i < m; i++) {
+        if (!used[i]) {
+            snprintf(err, errlen, "network %u: unknown key '%s' (known: name, stations, "
+                     "protocol)", net->id, keys[i]);
+            return;
+        }
+    }
+}
+
+/* Once every line is read: each network has a topology, each node knows its
+ * networks, and each synthetic node and its destination are on its network. */
+static void networks_check(struct fabric *f, char *err, size_t errlen)
+{
+    if (f->nnets && !f->nets[f->nnets - 1].topo) {
+        snprintf(err, errlen, "network %u has no 'topology' line", f->nnets - 1);
+        return;
+    }
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        for (uint32_t s = 0; s < f->nets[i].n; s++) {
+            f->nodes[f->nets[i].station_node[s]].nets |= 1u << i;
+        }
+    }
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *nd = &f->nodes[k];
+        if (nd->kind != NODE_SYNTHETIC) {
+            continue;
+        }
+        if (nd->syn_net >= f->nnets ||
+            f->nets[nd->syn_net].node_station[k] == STATION_NONE ||
+            f->nets[nd->syn_net].node_station[nd->syn_dst] == STATION_NONE) {
+            snprintf(err, errlen, "synthetic %u: it and its dst %u must be stations of its "
+                     "network %u", k, nd->syn_dst, nd->syn_net);
+            return;
+        }
+    }
 }
 
 int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
@@ -199,16 +338,28 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             }
         } else if (!strcmp(tok[0], "synthetic")) {
             synthetic(f, tok, n, msg, sizeof(msg));
+        } else if (!strcmp(tok[0], "network") && !f->nodes) {
+            snprintf(msg, sizeof(msg), "'nodes N' must come before 'network'");
+        } else if (!strcmp(tok[0], "network")) {
+            network_line(f, tok, n, msg, sizeof(msg));
         } else if (!strcmp(tok[0], "topology") && n >= 2) {
-            f->topo = topology_by_name(tok[1]);
+            const struct topology_ops *topo = topology_by_name(tok[1]);
             char *keys[MAXTOK], *vals[MAXTOK];
-            if (!f->topo) {
+            struct network *net = NULL;
+            if (!topo) {
                 snprintf(msg, sizeof(msg), "unknown topology '%s' (known: p2p, token_ring, "
                          "switch, min, hub, ethernet_switch)", tok[1]);
             } else if (!f->nodes) {
                 snprintf(msg, sizeof(msg), "'nodes N' must come before 'topology'");
+            } else if (f->nnets && f->nets[f->nnets - 1].topo) {
+                snprintf(msg, sizeof(msg), "network %u already has a topology; declare the "
+                         "next one with 'network %u ...' first", f->nnets - 1, f->nnets);
+            } else if (!(net = f->nnets ? &f->nets[f->nnets - 1]
+                                        : network_add(f, NULL, msg, sizeof(msg)))) {
+                /* network_add said why */
             } else if (!kv_split(tok + 2, n - 2, keys, vals, msg, sizeof(msg))) {
-                f->topo->configure(f, keys, vals, n - 2, msg, sizeof(msg));
+                net->topo = topo;
+                topo->configure(net, keys, vals, n - 2, msg, sizeof(msg));
                 have_topology = true;
             }
         } else if (!strcmp(tok[0], "stats") && n == 2) {
@@ -234,6 +385,12 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
     fclose(in);
     if (!f->socket_path[0] || !f->nodes || !have_topology) {
         snprintf(err, errlen, "%s: needs 'socket', 'nodes' and 'topology' lines", path);
+        return -1;
+    }
+    msg[0] = 0;
+    networks_check(f, msg, sizeof(msg));
+    if (msg[0]) {
+        snprintf(err, errlen, "%s: %s", path, msg);
         return -1;
     }
     return 0;

@@ -1,6 +1,7 @@
 /*
- * The fabric's event queue, ordered by (time, kind, node, seq): never by the
- * order in which the host delivered messages, so runs are deterministic.
+ * The fabric's event queue, ordered by (time, kind, node, network, seq): never by
+ * the order in which the host delivered messages, so runs are deterministic. (A
+ * node numbers its frames per network: the network is part of the key.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@ static bool before(const struct event *a, const struct event *b)
     }
     if (a->node != b->node) {
         return a->node < b->node;
+    }
+    uint32_t na = a->net ? a->net->id : 0, nb = b->net ? b->net->id : 0;
+    if (na != nb) {
+        return na < nb;
     }
     return a->seq < b->seq;
 }

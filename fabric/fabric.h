@@ -26,9 +26,15 @@ static inline uint64_t bytes_ns(uint64_t bytes, uint64_t rate)
     return (uint64_t)(((unsigned __int128)bytes * 1000000000u + rate - 1) / rate);
 }
 
-/* A frame inside the fabric. */
+struct network;
+
+/* A frame inside the fabric. src and dst are station indices of its network (what the
+ * topologies work with); the nodes are net->station_node[src] and [dst]. */
 struct frame {
-    uint32_t src, dst, len, flags;   /* dst: a node, or RL_NODE_BROADCAST until copied */
+    struct network *net;
+    uint32_t src, dst, len, flags;   /* dst: a station, or RL_NODE_BROADCAST until copied,
+                                        or STATION_NONE (not on the network) */
+    uint32_t dst_node;       /* the node the sender named (for the trace) */
     bool broadcast;          /* a copy of a broadcast for dst: its DELIVER says broadcast */
     uint64_t sender_seq;
     uint64_t ready;          /* ready at the sender's interface */
@@ -57,18 +63,26 @@ struct pending_arrivals {    /* arrivals delivered to a node, a min-heap by time
     size_t n, cap;
 };
 
+#define STATION_NONE (UINT32_MAX - 1)  /* not a station of the network (!= broadcast) */
+
 struct node {
     uint32_t id;
     char name[RL_NAME_LEN + 1];
     enum node_kind kind;
     int fd;                  /* -1 until connected, and after it left */
     bool hello, alive, gone, waiting;
+    bool ready;              /* said HELLO and attached every port it announced */
+    uint32_t nets;           /* the networks the configuration puts it on (bit per id) */
+    uint32_t attached;       /* the networks it attached (ATTACH, or network 0 implicitly) */
+    uint32_t ports;          /* ATTACH messages it announced in HELLO */
+    uint32_t ports_seen;
     uint64_t t;              /* last reported time */
     uint64_t promise;        /* no frame earlier than this, unless one arrives */
     uint64_t reaction;       /* least delay from an arrival to a frame it causes */
     uint64_t granularity;    /* it stops up to granularity - 1 ns after a grant */
     uint64_t grant;          /* last grant sent */
-    uint64_t last_ready;     /* FRAME ready times must not go backwards */
+    uint64_t last_ready[RL_MAX_NETWORKS];   /* per network, FRAME ready times must not
+                                               go backwards */
     struct pending_arrivals arrivals;
     uint64_t held_frames, held_bytes;   /* its frames the fabric holds */
     uint64_t ahead;          /* its frames delivered, not yet reached by the receiver */
@@ -77,42 +91,45 @@ struct node {
     double last_sync_wall;   /* wall clock of its last SYNC (or the start), for stall reports */
     bool stall_named;        /* named on stderr in the current stall */
     bool in_status;          /* listed in the status file as holding the cluster up */
-    /* synthetic nodes */
-    uint32_t syn_dst, syn_size;
+    /* synthetic nodes: a station of network syn_net */
+    uint32_t syn_net, syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
 };
 
 struct fabric;
+struct network;
 
-/* A topology: how frames get from their sender's interface to their receiver. */
+/* A topology: how frames get from their sender's interface to their receiver. It sees
+ * one network's stations, 0 .. net->n - 1, never node ids. */
 struct topology_ops {
     const char *name;
     /* it delivers a frame for RL_NODE_BROADCAST to every other node; without,
      * the fabric drops such frames ("broadcast unsupported") */
     bool broadcast;
     /* parse "key=value" parameters; return 0, or -1 with err filled */
-    int (*configure)(struct fabric *f, char **keys, char **values, int n, char *err,
+    int (*configure)(struct network *net, char **keys, char **values, int n, char *err,
                      size_t errlen);
     /* a frame is ready at its sender's interface now (event time) */
-    void (*inject)(struct fabric *f, struct frame *fr, uint64_t now);
+    void (*inject)(struct network *net, struct frame *fr, uint64_t now);
     /* one of the topology's own events */
-    void (*event)(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg);
+    void (*event)(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg);
     /* least time from a frame being ready to its arrival anywhere (>= 1) */
-    uint64_t (*min_latency)(struct fabric *f);
+    uint64_t (*min_latency)(struct network *net);
     /* least time from one of the topology's own events (kind, arg) to an
      * arrival it causes (>= 1); kind < 0: the least over all of them. NULL if
      * that is always min_latency (a multi-hop topology's last hop is quicker
      * than the whole path). */
-    uint64_t (*event_latency)(struct fabric *f, int kind, uint64_t arg);
+    uint64_t (*event_latency)(struct network *net, int kind, uint64_t arg);
     /* per-link counters as JSON objects (comma-separated, no brackets) */
-    void (*stats)(struct fabric *f, FILE *out);
+    void (*stats)(struct network *net, FILE *out);
 };
 
 struct event {
     uint64_t time;
-    uint32_t kind;           /* EV_* below; ties broken by (kind, node, seq) */
+    uint32_t kind;           /* EV_* below; ties broken by (kind, node, network, seq) */
     uint32_t node;
     uint64_t seq;
+    struct network *net;     /* EV_TOPO: whose topology; EV_INJECT: the frame's */
     int topo_kind;
     void *ptr;
     uint64_t arg;
@@ -135,14 +152,31 @@ enum drop_reason {
 };
 extern const char *const drop_reason_name[DROP_REASONS];
 
+/*
+ * One network: a topology instance over some of the nodes, its stations. Station i is
+ * node station_node[i] (the order of the configuration's station list: a token ring's
+ * order); frames never leave their network. Every network shares the one virtual clock.
+ */
+struct network {
+    struct fabric *f;
+    uint32_t id;
+    char name[RL_NAME_LEN + 1];
+    uint32_t protocol;        /* enum rl_protocol: what its ports must say in ATTACH */
+    const struct topology_ops *topo;
+    void *state;              /* the topology's */
+    uint32_t n;               /* stations */
+    uint32_t *station_node;   /* station -> node id */
+    uint32_t *node_station;   /* node id -> station, or STATION_NONE */
+};
+
 struct fabric {
     char socket_path[108];
     char stats_path[4096], trace_path[4096], status_path[4096];
     FILE *trace;
     uint32_t nnodes;
     struct node *nodes;
-    const struct topology_ops *topo;
-    void *topo_state;
+    uint32_t nnets;
+    struct network *nets;
     struct event_queue queue;
     uint64_t event_seq;       /* for topology events */
     uint64_t deliver_seq;     /* DELIVER numbering, in event order: deterministic */
@@ -154,6 +188,7 @@ struct fabric {
     uint64_t stall_report_s;  /* report a stall after this many wall seconds; 0: never */
     double last_progress;     /* wall clock of the last grant */
     uint64_t *e, *a;          /* per node, sync_compute's E and A (from the start) */
+    uint64_t *caused;         /* per network, sync_compute's F */
     bool stalled;             /* a stall has been reported and goes on */
 };
 
@@ -186,26 +221,28 @@ bool pa_pop_before(struct pending_arrivals *p, uint64_t t, struct arrival *out);
 uint64_t pa_min(const struct pending_arrivals *p);
 
 /* main.c: used by topologies and synthetic nodes */
-void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, uint64_t arg);
-void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival);
-void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why);
-void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr);
+void fabric_schedule(struct network *net, uint64_t time, int topo_kind, void *ptr, uint64_t arg);
+void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival);
+void fabric_drop(struct network *net, struct frame *fr, enum drop_reason why);
+void fabric_trace(struct network *net, uint64_t t, const char *what, const struct frame *fr);
 /* Broadcast: a copy of fr for node dst, in flight for fr's sender like any frame
  * (the topology delivers or drops each copy); once copied, fr itself is
  * discarded. fabric_deliver_all: a copy for every node but the sender, all
  * arriving at once, and fr discarded. */
-struct frame *fabric_copy(struct fabric *f, const struct frame *fr, uint32_t dst);
-void fabric_discard(struct fabric *f, struct frame *fr);
-void fabric_deliver_all(struct fabric *f, struct frame *fr, uint64_t arrival);
+struct frame *fabric_copy(struct network *net, const struct frame *fr, uint32_t dst);
+void fabric_discard(struct network *net, struct frame *fr);
+void fabric_deliver_all(struct network *net, struct frame *fr, uint64_t arrival);
 
 /* topologies */
 extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops,
     topo_hub_ops, topo_eth_switch_ops;
 const struct topology_ops *topology_by_name(const char *name);
 /* the least lookahead of any event: what a node's instruction time must not exceed */
-uint64_t topology_least_event_latency(struct fabric *f);
-/* the earliest time any pending event could make a frame arrive */
-uint64_t topology_earliest_caused_arrival(struct fabric *f);
+uint64_t topology_least_event_latency(struct network *net);
+/* per network, the earliest time a pending event could make a frame arrive on it */
+void topology_earliest_caused_arrivals(struct fabric *f, uint64_t *per_net);
+/* the network of an event in the queue */
+struct network *event_network(struct fabric *f, const struct event *ev);
 
 /* sync.c */
 /* The earliest ready time node n may give a frame: its promise, or a reaction

@@ -28,6 +28,7 @@ static uint8_t msgbuf[MSG_MAX + 1];
 
 
 static void node_gone(struct fabric *f, struct node *n, const char *why);
+static void handle_attach(struct fabric *f, struct node *n);
 
 static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t len)
 {
@@ -43,25 +44,33 @@ static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t l
     }
 }
 
-void fabric_trace(struct fabric *f, uint64_t t, const char *what, const struct frame *fr)
+/* The trace names nodes, not stations (and the network when there are several). */
+void fabric_trace(struct network *net, uint64_t t, const char *what, const struct frame *fr)
 {
+    struct fabric *f = net->f;
+
     if (f->trace) {
-        fprintf(f->trace, "%llu %s src=%u dst=%u len=%u seq=%llu\n", (unsigned long long)t,
-                what, fr->src, fr->dst, fr->len, (unsigned long long)fr->sender_seq);
+        uint32_t dst = fr->dst == RL_NODE_BROADCAST ? RL_NODE_BROADCAST
+                       : fr->dst == STATION_NONE ? fr->dst_node : net->station_node[fr->dst];
+        fprintf(f->trace, "%llu %s src=%u dst=%u len=%u seq=%llu", (unsigned long long)t,
+                what, net->station_node[fr->src], dst, fr->len,
+                (unsigned long long)fr->sender_seq);
+        fprintf(f->trace, f->nnets > 1 ? " net=%u\n" : "\n", net->id);
     }
 }
 
-void fabric_schedule(struct fabric *f, uint64_t time, int topo_kind, void *ptr, uint64_t arg)
+void fabric_schedule(struct network *net, uint64_t time, int topo_kind, void *ptr, uint64_t arg)
 {
-    struct event ev = { .time = time, .kind = EV_TOPO, .node = 0, .seq = f->event_seq++,
-                        .topo_kind = topo_kind, .ptr = ptr, .arg = arg };
+    struct fabric *f = net->f;
+    struct event ev = { .time = time, .kind = EV_TOPO, .node = net->id, .seq = f->event_seq++,
+                        .net = net, .topo_kind = topo_kind, .ptr = ptr, .arg = arg };
     eq_push(&f->queue, &ev);
 }
 
 /* A frame leaves the fabric: its sender no longer has it in the fabric's hands. */
 static void frame_done(struct fabric *f, struct frame *fr)
 {
-    struct node *src = &f->nodes[fr->src];
+    struct node *src = &f->nodes[fr->net->station_node[fr->src]];
     src->held_frames--;
     src->held_bytes -= fr->len;
     free(fr->data);
@@ -96,30 +105,35 @@ static const char *const drop_trace_name[DROP_REASONS] = {
     [DROP_QUEUE_FULL] = "drop:queue_full",
 };
 
-void fabric_drop(struct fabric *f, struct frame *fr, enum drop_reason why)
+void fabric_drop(struct network *net, struct frame *fr, enum drop_reason why)
 {
+    struct fabric *f = net->f;
+
     if (!f->drop_logged[why]) {
-        fabric_log("dropping frames: %s (first: node %u -> %u, %u bytes); counted in stats",
-                   drop_reason_name[why], fr->src, fr->dst, fr->len);
+        fabric_log("dropping frames: %s (first: node %u -> %u on network %u (%s), %u bytes); "
+                   "counted in stats", drop_reason_name[why], net->station_node[fr->src],
+                   fr->dst_node, net->id, net->name, fr->len);
         f->drop_logged[why] = true;
     }
     f->drops[why]++;
-    fabric_trace(f, fr->ready, drop_trace_name[why], fr);
+    fabric_trace(net, fr->ready, drop_trace_name[why], fr);
     frame_done(f, fr);
 }
 
-void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
+void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival)
 {
-    struct node *d = &f->nodes[fr->dst];
+    struct fabric *f = net->f;
+    struct node *d = &f->nodes[net->station_node[fr->dst]];
+    uint32_t src = net->station_node[fr->src];
 
-    fabric_trace(f, arrival, "arrive", fr);
+    fabric_trace(net, arrival, "arrive", fr);
     if (d->kind == NODE_SYNTHETIC) {
         d->frames_received++;         /* a synthetic node is a sink */
         frame_done(f, fr);
         return;
     }
     if (!d->alive) {
-        fabric_drop(f, fr, DROP_DEST_DOWN);
+        fabric_drop(net, fr, DROP_DEST_DOWN);
         return;
     }
     if (arrival < d->t) {
@@ -131,27 +145,29 @@ void fabric_deliver(struct fabric *f, struct frame *fr, uint64_t arrival)
     struct rl_frame *m = (void *)msgbuf;
     memset(m, 0, sizeof(*m));
     rl_msg_hdr_init(&m->h, RL_MSG_DELIVER, len, d->id, arrival);
-    m->src = fr->src;
-    m->dst = fr->broadcast ? RL_NODE_BROADCAST : fr->dst;
+    m->src = src;
+    m->dst = fr->broadcast ? RL_NODE_BROADCAST : d->id;
     m->len = fr->len;
     m->flags = fr->flags;
     m->seq = f->deliver_seq++;
+    m->net = net->id;
     memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
-    pa_push(&d->arrivals, arrival, fr->src);
-    f->nodes[fr->src].ahead++;
+    pa_push(&d->arrivals, arrival, src);
+    f->nodes[src].ahead++;
     d->frames_received++;
     d->bytes_received += fr->len;
     frame_done(f, fr);
     send_msg(f, d, msgbuf, len);
 }
 
-struct frame *fabric_copy(struct fabric *f, const struct frame *fr, uint32_t dst)
+struct frame *fabric_copy(struct network *net, const struct frame *fr, uint32_t dst)
 {
     struct frame *c = xmalloc(sizeof(*c));
-    struct node *src = &f->nodes[fr->src];
+    struct node *src = &net->f->nodes[net->station_node[fr->src]];
 
     *c = *fr;
     c->dst = dst;
+    c->dst_node = net->station_node[dst];
     c->broadcast = true;
     c->data = xmalloc(fr->len ? fr->len : 1);
     memcpy(c->data, fr->data, fr->len);
@@ -160,19 +176,19 @@ struct frame *fabric_copy(struct fabric *f, const struct frame *fr, uint32_t dst
     return c;
 }
 
-void fabric_discard(struct fabric *f, struct frame *fr)
+void fabric_discard(struct network *net, struct frame *fr)
 {
-    frame_done(f, fr);
+    frame_done(net->f, fr);
 }
 
-void fabric_deliver_all(struct fabric *f, struct frame *fr, uint64_t arrival)
+void fabric_deliver_all(struct network *net, struct frame *fr, uint64_t arrival)
 {
-    for (uint32_t d = 0; d < f->nnodes; d++) {
+    for (uint32_t d = 0; d < net->n; d++) {
         if (d != fr->src) {
-            fabric_deliver(f, fabric_copy(f, fr, d), arrival);
+            fabric_deliver(net, fabric_copy(net, fr, d), arrival);
         }
     }
-    fabric_discard(f, fr);
+    fabric_discard(net, fr);
 }
 
 static void send_error(struct fabric *f, struct node *n, const char *text)
@@ -221,14 +237,21 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
         close(n->fd);
         n->fd = -1;
     }
-    /* tell the others at a time none of them has passed: its last time plus L */
-    uint64_t at = sat_add(n->t, f->topo->min_latency(f));
-    for (uint32_t j = 0; j < f->nnodes; j++) {
-        struct node *o = &f->nodes[j];
-        if (o->alive && o->kind == NODE_VM) {
-            struct rl_link_status s = { .peer = n->id, .up = 0 };
-            rl_msg_hdr_init(&s.h, RL_MSG_LINK, sizeof(s), o->id, max64(at, o->grant));
-            send_msg(f, o, &s, sizeof(s));
+    /* tell the others on each of its networks, at a time none of them has passed:
+     * its last time plus that network's L */
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        struct network *net = &f->nets[i];
+        if (net->node_station[n->id] == STATION_NONE) {
+            continue;
+        }
+        uint64_t at = sat_add(n->t, net->topo->min_latency(net));
+        for (uint32_t s = 0; s < net->n; s++) {
+            struct node *o = &f->nodes[net->station_node[s]];
+            if (o->alive && o->kind == NODE_VM) {
+                struct rl_link_status m = { .peer = n->id, .up = 0, .net = net->id };
+                rl_msg_hdr_init(&m.h, RL_MSG_LINK, sizeof(m), o->id, max64(at, o->grant));
+                send_msg(f, o, &m, sizeof(m));
+            }
         }
     }
 }
@@ -248,8 +271,15 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
         protocol_error(f, n, "frame addressed to itself");
         return;
     }
-    if (ready < n->last_ready) {
-        protocol_error(f, n, "frame ready time went backwards");
+    if (m->net >= f->nnets || !(n->attached & (1u << m->net))) {
+        char why[96];
+        snprintf(why, sizeof(why), "FRAME on network %u, which this node did not attach",
+                 m->net);
+        protocol_error(f, n, why);
+        return;
+    }
+    if (ready < n->last_ready[m->net]) {
+        protocol_error(f, n, "frame ready time went backwards (on its network)");
         return;
     }
     if (n->held_frames + n->ahead >= MAX_IN_FLIGHT_FRAMES) {
@@ -262,7 +292,7 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
                        "(sent, not yet delivered)");
         return;
     }
-    n->last_ready = ready;
+    n->last_ready[m->net] = ready;
     uint64_t floor = max64(node_send_floor(n), f->horizon);
     if (ready < floor) {
         f->causality_violations++;
@@ -270,9 +300,13 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
          * time near the limit: the latencies still to add must not wrap */
         ready = min64(floor, TIME_LIMIT - 1);
     }
+    struct network *net = &f->nets[m->net];
     struct frame *fr = xcalloc(1, sizeof(*fr));
-    fr->src = n->id;
-    fr->dst = m->dst;
+    fr->net = net;
+    fr->src = net->node_station[n->id];
+    fr->dst_node = m->dst;
+    fr->dst = m->dst == RL_NODE_BROADCAST ? RL_NODE_BROADCAST
+              : m->dst < f->nnodes ? net->node_station[m->dst] : STATION_NONE;
     fr->len = m->len;
     fr->flags = m->flags;
     fr->sender_seq = m->seq;
@@ -285,7 +319,7 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
     n->held_bytes += m->len;
     (void)len;
     struct event ev = { .time = ready, .kind = EV_INJECT, .node = n->id, .seq = m->seq,
-                        .ptr = fr };
+                        .net = net, .ptr = fr };
     eq_push(&f->queue, &ev);
 }
 
@@ -312,9 +346,20 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         protocol_error(f, n, why);
         return;
     }
+    if (!n->ready) {
+        if (h->type == RL_MSG_ATTACH) {
+            handle_attach(f, n);
+        } else {
+            protocol_error(f, n, "expected ATTACH (HELLO announced more ports)");
+        }
+        return;
+    }
     switch (h->type) {
     case RL_MSG_HELLO:
         protocol_error(f, n, "second HELLO");
+        return;
+    case RL_MSG_ATTACH:
+        protocol_error(f, n, "ATTACH after the ports HELLO announced");
         return;
     case RL_MSG_SYNC: {
         const struct rl_sync *s = (const void *)msgbuf;
@@ -348,9 +393,12 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
 
 static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
 {
+    struct network *net = &f->nets[n->syn_net];
     struct frame *fr = xcalloc(1, sizeof(*fr));
-    fr->src = n->id;
-    fr->dst = n->syn_dst;
+    fr->net = net;
+    fr->src = net->node_station[n->id];
+    fr->dst = net->node_station[n->syn_dst];
+    fr->dst_node = n->syn_dst;
     fr->len = n->syn_size;
     fr->sender_seq = n->frames_sent++;
     fr->ready = now;
@@ -364,8 +412,8 @@ static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
         struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
         eq_push(&f->queue, &ev);
     }
-    fabric_trace(f, now, "ready", fr);
-    f->topo->inject(f, fr, now);
+    fabric_trace(net, now, "ready", fr);
+    net->topo->inject(net, fr, now);
 }
 
 static void run_event(struct fabric *f, struct event *ev)
@@ -373,18 +421,20 @@ static void run_event(struct fabric *f, struct event *ev)
     switch (ev->kind) {
     case EV_INJECT: {
         struct frame *fr = ev->ptr;
-        fabric_trace(f, ev->time, "ready", fr);
-        if (fr->dst == RL_NODE_BROADCAST && !f->topo->broadcast) {
-            fabric_drop(f, fr, DROP_BROADCAST_UNSUPPORTED);
-        } else if (fr->dst >= f->nnodes && fr->dst != RL_NODE_BROADCAST) {
-            fabric_drop(f, fr, DROP_UNKNOWN_DEST);
+        struct network *net = fr->net;
+        fabric_trace(net, ev->time, "ready", fr);
+        if (fr->dst == RL_NODE_BROADCAST && !net->topo->broadcast) {
+            fabric_drop(net, fr, DROP_BROADCAST_UNSUPPORTED);
+        } else if (fr->dst == STATION_NONE) {
+            /* not a node, or a node that is not on this network */
+            fabric_drop(net, fr, DROP_UNKNOWN_DEST);
         } else {
-            f->topo->inject(f, fr, ev->time);
+            net->topo->inject(net, fr, ev->time);
         }
         break;
     }
     case EV_TOPO:
-        f->topo->event(f, ev->topo_kind, ev->time, ev->ptr, ev->arg);
+        ev->net->topo->event(ev->net, ev->topo_kind, ev->time, ev->ptr, ev->arg);
         break;
     case EV_SYNTH:
         synthetic_emit(f, &f->nodes[ev->node], ev->time);
@@ -444,14 +494,22 @@ static void advance(struct fabric *f)
  * at start (from the nodes' HELLOs) and in --check (from the configuration). */
 static void check_lookahead(struct fabric *f)
 {
-    uint64_t lookahead = topology_least_event_latency(f);
-    for (uint32_t k = 0; k < f->nnodes; k++) {
-        struct node *n = &f->nodes[k];
-        if (n->kind == NODE_VM && n->granularity > lookahead) {
-            fabric_fatal(EXIT_CONFIG, "the topology's least latency (%llu ns, last hop) is "
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        struct network *net = &f->nets[i];
+        uint64_t lookahead = topology_least_event_latency(net);
+        for (uint32_t s = 0; s < net->n; s++) {
+            struct node *n = &f->nodes[net->station_node[s]];
+            if (n->kind != NODE_VM || n->granularity <= lookahead) {
+                continue;
+            }
+            char which[64] = "";
+            if (f->nnets > 1) {
+                snprintf(which, sizeof(which), " of network %u (%s)", net->id, net->name);
+            }
+            fabric_fatal(EXIT_CONFIG, "the topology%s's least latency (%llu ns, last hop) is "
                          "shorter than node %u's instruction time (%llu ns): raise the link "
                          "latency (prop_ns, overhead_bytes) or the guest CPU speed "
-                         "(cluster.cpu_mips)", (unsigned long long)lookahead, n->id,
+                         "(cluster.cpu_mips)", which, (unsigned long long)lookahead, n->id,
                          (unsigned long long)n->granularity);
         }
     }
@@ -461,6 +519,7 @@ static void start_cluster(struct fabric *f)
 {
     uint64_t *e = f->e = xcalloc(f->nnodes, sizeof(*e));
     uint64_t *a = f->a = xcalloc(f->nnodes, sizeof(*a));
+    f->caused = xcalloc(f->nnets, sizeof(*f->caused));
 
     f->started = true;
     check_lookahead(f);
@@ -483,6 +542,87 @@ static void start_cluster(struct fabric *f)
         }
     }
     fabric_log("all %u node(s) connected; cluster started", f->nnodes);
+}
+
+static bool all_vm_nodes_ready(struct fabric *f)
+{
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        if (f->nodes[k].kind == NODE_VM && !f->nodes[k].ready) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Before the cluster starts, a node whose ports do not match the configuration is
+ * refused as a connection is: ERROR, closed, its id free again. Nobody has been told
+ * anything about it yet.
+ */
+static void refuse_node(struct node *n, const char *why)
+{
+    struct rl_error e;
+
+    fabric_log("refusing node %u (%s): %s", n->id, n->name, why);
+    memset(&e, 0, sizeof(e));
+    rl_msg_hdr_init(&e.h, RL_MSG_ERROR, sizeof(e), n->id, 0);
+    snprintf(e.text, sizeof(e.text), "%s", why);
+    send(n->fd, &e, sizeof(e), MSG_NOSIGNAL | MSG_DONTWAIT);
+    drain_input(n->fd);
+    close(n->fd);
+    n->fd = -1;
+    n->hello = n->alive = n->ready = false;
+    n->attached = n->ports_seen = 0;
+}
+
+/* Every port announced is attached: the networks must be the configuration's. */
+static void node_ready(struct fabric *f, struct node *n)
+{
+    char why[RL_ERROR_TEXT_LEN];
+    uint32_t missing = n->nets & ~n->attached;
+
+    if (missing) {
+        uint32_t i = __builtin_ctz(missing);
+        snprintf(why, sizeof(why), "node %u does not attach network %u (%s), which the "
+                 "configuration puts it on", n->id, i, f->nets[i].name);
+        refuse_node(n, why);
+        return;
+    }
+    n->ready = true;
+    if (all_vm_nodes_ready(f)) {
+        start_cluster(f);
+    }
+}
+
+/* One port: a network the configuration puts this node on, each once, with a
+ * board that speaks the network's protocol. */
+static void handle_attach(struct fabric *f, struct node *n)
+{
+    const struct rl_attach *m = (const void *)msgbuf;
+    char why[RL_ERROR_TEXT_LEN];
+    const struct network *net = m->net < f->nnets ? &f->nets[m->net] : NULL;
+
+    if (!net) {
+        snprintf(why, sizeof(why), "node %u attaches network %u, but the configuration has "
+                 "networks 0..%u", n->id, m->net, f->nnets - 1);
+    } else if (!(n->nets & (1u << m->net))) {
+        snprintf(why, sizeof(why), "node %u attaches network %u (%s), which the configuration "
+                 "does not put it on", n->id, m->net, net->name);
+    } else if (n->attached & (1u << m->net)) {
+        snprintf(why, sizeof(why), "node %u attaches network %u (%s) twice (one port per "
+                 "network)", n->id, m->net, net->name);
+    } else if (net->protocol != RL_PROTO_ANY && m->protocol != net->protocol) {
+        snprintf(why, sizeof(why), "node %u attaches network %u (%s) with a %s port, but that "
+                 "network carries %s", n->id, m->net, net->name, protocol_name(m->protocol),
+                 protocol_name(net->protocol));
+    } else {
+        n->attached |= 1u << m->net;
+        if (++n->ports_seen == n->ports) {
+            node_ready(f, n);
+        }
+        return;
+    }
+    refuse_node(n, why);
 }
 
 /* The first message on a new connection must be HELLO for a free VM node id. */
@@ -522,15 +662,23 @@ static void handle_hello(struct fabric *f, int fd)
     n->t = h->h.time_ns;
     n->reaction = h->reaction_ns;
     n->granularity = h->granularity_ns ? h->granularity_ns : 1;
+    n->ports = h->ports;
+    n->ports_seen = 0;
+    n->attached = 0;
     char name[RL_NAME_LEN + 1] = { 0 };
     memcpy(name, h->name, RL_NAME_LEN);
     fabric_log("node %u (%s) connected as %s", n->id, n->name, name);
-    for (uint32_t k = 0; k < f->nnodes; k++) {
-        if (f->nodes[k].kind == NODE_VM && !f->nodes[k].hello) {
+    if (!n->ports) {
+        /* a connection that attaches nothing is one port on network 0 */
+        if (n->nets & ~1u) {
+            snprintf(why, sizeof(why), "node %u attaches no network (HELLO with no ports: "
+                     "network 0), but the configuration puts it on other networks", n->id);
+            refuse_node(n, why);
             return;
         }
+        n->attached = n->nets & 1u;
+        node_ready(f, n);
     }
-    start_cluster(f);
 }
 
 static void on_signal(int sig)

@@ -44,6 +44,9 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
             FAIL("HELLO of %zu bytes, expected %zu", n, sizeof(hello));
         }
         memcpy(&hello, buf, sizeof(hello));
+        if (hello.ports > RL_MAX_NETWORKS) {
+            FAIL("HELLO announces %u ports, at most %d", hello.ports, RL_MAX_NETWORKS);
+        }
         if (hello.granularity_ns > (1u << 20)) {
             FAIL("HELLO granularity %u ns is beyond any icount shift", hello.granularity_ns);
         }
@@ -61,6 +64,18 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
         if (sync.promise_ns != RL_TIME_NEVER) {
             TIME_CHECK("SYNC promise", sync.promise_ns);
         }
+        return 0;
+    }
+    case RL_MSG_ATTACH: {
+        struct rl_attach a;
+        if (n != sizeof(a)) {
+            FAIL("ATTACH of %zu bytes, expected %zu", n, sizeof(a));
+        }
+        memcpy(&a, buf, sizeof(a));
+        if (a.net >= RL_MAX_NETWORKS) {
+            FAIL("ATTACH to network %u, ids are below %d", a.net, RL_MAX_NETWORKS);
+        }
+        TIME_CHECK("ATTACH time", h.time_ns);
         return 0;
     }
     case RL_MSG_BYE:

@@ -29,9 +29,23 @@ int stats_write(struct fabric *f)
     if (!out) {
         return -1;
     }
-    fprintf(out, "{\n  \"topology\": \"%s\",\n  \"links\": [", f->topo->name);
-    f->topo->stats(f, out);
-    fprintf(out, "],\n  \"nodes\": [");
+    /* "topology" and "links": network 0's, as with one network; "networks": all */
+    fprintf(out, "{\n  \"topology\": \"%s\",\n  \"links\": [", f->nets[0].topo->name);
+    f->nets[0].topo->stats(&f->nets[0], out);
+    fprintf(out, "],\n  \"networks\": [");
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        struct network *net = &f->nets[i];
+        fprintf(out, "%s\n    {\"id\": %u, \"name\": ", i ? "," : "", net->id);
+        json_string(out, net->name);
+        fprintf(out, ", \"topology\": \"%s\", \"stations\": [", net->topo->name);
+        for (uint32_t s = 0; s < net->n; s++) {
+            fprintf(out, "%s%u", s ? ", " : "", net->station_node[s]);
+        }
+        fprintf(out, "], \"links\": [");
+        net->topo->stats(net, out);
+        fprintf(out, "]}");
+    }
+    fprintf(out, "\n  ],\n  \"nodes\": [");
     for (uint32_t k = 0; k < f->nnodes; k++) {
         const struct node *n = &f->nodes[k];
         fprintf(out, "%s\n    {\"id\": %u, \"name\": ", k ? "," : "", n->id);

@@ -41,7 +41,7 @@ struct esw {
     struct esw_link *in, *out;   /* node -> switch, switch -> node, per node */
 };
 
-static int esw_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+static int esw_configure(struct network *net, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
     struct esw *s = xcalloc(1, sizeof(*s));
@@ -63,7 +63,7 @@ static int esw_configure(struct fabric *f, char **keys, char **vals, int n, char
         free(s);
         return -1;
     }
-    s->n = f->nnodes;
+    s->n = net->n;
     s->in = xcalloc(s->n, sizeof(*s->in));
     s->out = xcalloc(s->n, sizeof(*s->out));
     for (uint32_t i = 0; i < s->n; i++) {
@@ -72,12 +72,12 @@ static int esw_configure(struct fabric *f, char **keys, char **vals, int n, char
         snprintf(s->out[i].stats.name, sizeof(s->out[i].stats.name),
                  "ethernet_switch:switch->node%u", i);
     }
-    f->topo_state = s;
+    net->state = s;
     return 0;
 }
 
 /* Put fr on link direction l at the first moment from now; returns its end. */
-static uint64_t send_on(struct fabric *f, const struct esw *s, struct esw_link *l,
+static uint64_t send_on(struct network *net, const struct esw *s, struct esw_link *l,
                         struct frame *fr, uint64_t now)
 {
     uint64_t start = max64(now, l->next_start);
@@ -85,24 +85,24 @@ static uint64_t send_on(struct fabric *f, const struct esw *s, struct esw_link *
 
     l->next_start = end + s->eth.ifg_ns;
     link_count(&l->stats, fr, start - now);
-    fabric_trace(f, start, "start", fr);
+    fabric_trace(net, start, "start", fr);
     return end;
 }
 
-static void esw_inject(struct fabric *f, struct frame *fr, uint64_t now)
+static void esw_inject(struct network *net, struct frame *fr, uint64_t now)
 {
-    struct esw *s = f->topo_state;
+    struct esw *s = net->state;
 
     if (fr->len > s->eth.mtu) {
-        fabric_drop(f, fr, DROP_OVERSIZE);
+        fabric_drop(net, fr, DROP_OVERSIZE);
         return;
     }
-    uint64_t end = send_on(f, s, &s->in[fr->src], fr, now);
-    fabric_schedule(f, end + s->eth.prop + s->switch_delay, ESW_AT_OUTPUT, fr, 0);
+    uint64_t end = send_on(net, s, &s->in[fr->src], fr, now);
+    fabric_schedule(net, end + s->eth.prop + s->switch_delay, ESW_AT_OUTPUT, fr, 0);
 }
 
 /* fr joins its destination's output now, unless that is full. */
-static void to_output(struct fabric *f, struct esw *s, struct frame *fr, uint64_t now)
+static void to_output(struct network *net, struct esw *s, struct frame *fr, uint64_t now)
 {
     struct esw_link *o = &s->out[fr->dst];
 
@@ -115,30 +115,30 @@ static void to_output(struct fabric *f, struct esw *s, struct frame *fr, uint64_
     }
     if (o->held == s->queue_frames) {
         o->drops++;
-        fabric_drop(f, fr, DROP_QUEUE_FULL);
+        fabric_drop(net, fr, DROP_QUEUE_FULL);
         return;
     }
-    uint64_t end = send_on(f, s, o, fr, now);
+    uint64_t end = send_on(net, s, o, fr, now);
     o->ends[(o->head + o->held++) % s->queue_frames] = end;
-    fabric_deliver(f, fr, end + s->eth.prop);
+    fabric_deliver(net, fr, end + s->eth.prop);
 }
 
-static void esw_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+static void esw_event(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
-    struct esw *s = f->topo_state;
+    struct esw *s = net->state;
     struct frame *fr = ptr;
     (void)kind, (void)arg;
 
     if (fr->dst != RL_NODE_BROADCAST) {
-        to_output(f, s, fr, now);
+        to_output(net, s, fr, now);
         return;
     }
     for (uint32_t d = 0; d < s->n; d++) {
         if (d != fr->src) {
-            to_output(f, s, fabric_copy(f, fr, d), now);
+            to_output(net, s, fabric_copy(net, fr, d), now);
         }
     }
-    fabric_discard(f, fr);
+    fabric_discard(net, fr);
 }
 
 static uint64_t esw_link_latency(const struct esw *s)
@@ -146,23 +146,23 @@ static uint64_t esw_link_latency(const struct esw *s)
     return eth_min_wire_ns(&s->eth) + s->eth.prop;
 }
 
-static uint64_t esw_min_latency(struct fabric *f)
+static uint64_t esw_min_latency(struct network *net)
 {
-    struct esw *s = f->topo_state;
+    struct esw *s = net->state;
     return max64(1, 2 * esw_link_latency(s) + s->switch_delay);
 }
 
 /* A frame switched to its output is one link from its arrival. */
-static uint64_t esw_event_latency(struct fabric *f, int kind, uint64_t arg)
+static uint64_t esw_event_latency(struct network *net, int kind, uint64_t arg)
 {
-    struct esw *s = f->topo_state;
+    struct esw *s = net->state;
     (void)kind, (void)arg;
     return max64(1, esw_link_latency(s));
 }
 
-static void esw_stats(struct fabric *f, FILE *out)
+static void esw_stats(struct network *net, FILE *out)
 {
-    struct esw *s = f->topo_state;
+    struct esw *s = net->state;
     for (uint32_t i = 0; i < s->n; i++) {
         link_print(out, &s->in[i].stats, i == 0);
         link_print_begin(out, &s->out[i].stats, 0);

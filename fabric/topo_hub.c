@@ -72,7 +72,7 @@ struct hub {
     size_t ntx, captx;
 };
 
-static int hub_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+static int hub_configure(struct network *net, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
     struct hub *h = xcalloc(1, sizeof(*h));
@@ -113,13 +113,13 @@ static int hub_configure(struct fabric *f, char **keys, char **vals, int n, char
         free(h);
         return -1;
     }
-    h->n = f->nnodes;
+    h->n = net->n;
     h->st = xcalloc(h->n, sizeof(*h->st));
     for (uint32_t i = 0; i < h->n; i++) {
         h->st[i].rng = h->seed * 256 + i;    /* i < RL_MAX_NODES = 256 */
         snprintf(h->st[i].stats.name, sizeof(h->st[i].stats.name), "hub:station%u", i);
     }
-    f->topo_state = h;
+    net->state = h;
     return 0;
 }
 
@@ -147,12 +147,12 @@ static void forget_old(struct hub *h, uint64_t now)
     h->ntx = k;
 }
 
-static void next_frame(struct fabric *f, struct hub *h, uint32_t s)
+static void next_frame(struct network *net, struct hub *h, uint32_t s)
 {
     struct hub_station *st = &h->st[s];
 
     if (st->queue.n) {
-        fabric_schedule(f, st->next_free, HUB_ATTEMPT, NULL, s);
+        fabric_schedule(net, st->next_free, HUB_ATTEMPT, NULL, s);
     } else {
         st->busy = false;
     }
@@ -162,7 +162,7 @@ static void next_frame(struct fabric *f, struct hub *h, uint32_t s)
  * colliding signal reaches it), sends the rest of its preamble and the jam,
  * and backs off, or gives the frame up. Every time planned here is after the
  * colliding start that the fabric is processing. */
-static void collide(struct fabric *f, struct hub *h, struct hub_tx *t, uint64_t detect)
+static void collide(struct network *net, struct hub *h, struct hub_tx *t, uint64_t detect)
 {
     uint32_t s = t->station;
     struct hub_station *st = &h->st[s];
@@ -171,21 +171,21 @@ static void collide(struct fabric *f, struct hub *h, struct hub_tx *t, uint64_t 
     t->end = max64(detect, t->start + h->preamble_ns) + h->jam_ns;
     st->next_free = t->end + h->eth.ifg_ns;
     st->collisions++;
-    fabric_trace(f, detect, "collision", fifo_peek(&st->queue));
+    fabric_trace(net, detect, "collision", fifo_peek(&st->queue));
     if (++st->attempts >= h->attempt_limit) {
         st->attempts = 0;
         st->drops_excess++;
-        fabric_drop(f, fifo_pop(&st->queue), DROP_EXCESS_COLLISIONS);
-        next_frame(f, h, s);
+        fabric_drop(net, fifo_pop(&st->queue), DROP_EXCESS_COLLISIONS);
+        next_frame(net, h, s);
         return;
     }
     uint64_t k = min64(st->attempts, h->backoff_limit);
     uint64_t r = splitmix64(&st->rng) & ((UINT64_C(1) << k) - 1);
-    fabric_schedule(f, t->end + r * h->slot_ns, HUB_ATTEMPT, NULL, s);
+    fabric_schedule(net, t->end + r * h->slot_ns, HUB_ATTEMPT, NULL, s);
 }
 
 /* Station s wants to send its head frame now: defer, or start. */
-static void attempt(struct fabric *f, struct hub *h, uint32_t s, uint64_t now)
+static void attempt(struct network *net, struct hub *h, uint32_t s, uint64_t now)
 {
     struct hub_station *st = &h->st[s];
     uint64_t P = h->eth.prop, go = max64(now, st->next_free);
@@ -205,13 +205,13 @@ static void attempt(struct fabric *f, struct hub *h, uint32_t s, uint64_t now)
             st->deferred = true;
             st->deferrals++;
         }
-        fabric_schedule(f, go, HUB_ATTEMPT, NULL, s);
+        fabric_schedule(net, go, HUB_ATTEMPT, NULL, s);
         return;
     }
     struct frame *fr = fifo_peek(&st->queue);
     uint64_t detect = NEVER;
     st->deferred = false;
-    fabric_trace(f, now, "start", fr);
+    fabric_trace(net, now, "start", fr);
     /* the starts in the last P collide with this one: each is heard here at
      * its start + P, and hears this one at now + P */
     for (size_t i = 0; i < h->ntx; i++) {
@@ -219,7 +219,7 @@ static void attempt(struct fabric *f, struct hub *h, uint32_t s, uint64_t now)
         if (o->station != s && o->start + P > now) {
             detect = min64(detect, o->start + P);
             if (!o->collided) {
-                collide(f, h, o, now + P);
+                collide(net, h, o, now + P);
             }
         }
     }
@@ -231,15 +231,15 @@ static void attempt(struct fabric *f, struct hub *h, uint32_t s, uint64_t now)
     *t = (struct hub_tx){ .station = s, .start = now,
                           .end = now + eth_wire_ns(&h->eth, fr->len) };
     if (detect != NEVER) {
-        collide(f, h, t, detect);
+        collide(net, h, t, detect);
     } else {
-        fabric_schedule(f, now + P, HUB_RESOLVE, NULL, s);
+        fabric_schedule(net, now + P, HUB_RESOLVE, NULL, s);
     }
 }
 
 /* prop_ns after station s started: nobody else can start into it any more. If
  * no other start collided with it, the frame goes through. */
-static void resolved(struct fabric *f, struct hub *h, uint32_t s, uint64_t now)
+static void resolved(struct network *net, struct hub *h, uint32_t s, uint64_t now)
 {
     struct hub_station *st = &h->st[s];
     const struct hub_tx *t = NULL;
@@ -257,66 +257,66 @@ static void resolved(struct fabric *f, struct hub *h, uint32_t s, uint64_t now)
     st->next_free = t->end + h->eth.ifg_ns;
     link_count(&st->stats, fr, t->start - fr->queued);
     if (fr->dst == RL_NODE_BROADCAST) {
-        fabric_deliver_all(f, fr, t->end + h->eth.prop);
+        fabric_deliver_all(net, fr, t->end + h->eth.prop);
     } else {
-        fabric_deliver(f, fr, t->end + h->eth.prop);
+        fabric_deliver(net, fr, t->end + h->eth.prop);
     }
-    next_frame(f, h, s);
+    next_frame(net, h, s);
 }
 
-static void hub_inject(struct fabric *f, struct frame *fr, uint64_t now)
+static void hub_inject(struct network *net, struct frame *fr, uint64_t now)
 {
-    struct hub *h = f->topo_state;
+    struct hub *h = net->state;
     struct hub_station *st = &h->st[fr->src];
 
     if (fr->len > h->eth.mtu) {
-        fabric_drop(f, fr, DROP_OVERSIZE);
+        fabric_drop(net, fr, DROP_OVERSIZE);
         return;
     }
     if (st->queue.n >= h->queue_frames) {
         st->drops_full++;
-        fabric_drop(f, fr, DROP_QUEUE_FULL);
+        fabric_drop(net, fr, DROP_QUEUE_FULL);
         return;
     }
     fr->queued = now;
     fifo_push(&st->queue, fr);
     if (!st->busy) {
         st->busy = true;
-        attempt(f, h, fr->src, now);
+        attempt(net, h, fr->src, now);
     }
 }
 
-static void hub_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+static void hub_event(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
-    struct hub *h = f->topo_state;
+    struct hub *h = net->state;
     (void)ptr;
 
     if (kind == HUB_ATTEMPT) {
-        attempt(f, h, arg, now);
+        attempt(net, h, arg, now);
     } else {
-        resolved(f, h, arg, now);
+        resolved(net, h, arg, now);
     }
 }
 
 /* From a frame ready on a quiet medium: the shortest frame, then prop_ns. */
-static uint64_t hub_min_latency(struct fabric *f)
+static uint64_t hub_min_latency(struct network *net)
 {
-    struct hub *h = f->topo_state;
+    struct hub *h = net->state;
     return eth_min_wire_ns(&h->eth) + h->eth.prop;
 }
 
 /* A station about to try is a whole frame and prop_ns from an arrival; a
  * transmission at HUB_RESOLVE (prop_ns after it started) is the rest of it. */
-static uint64_t hub_event_latency(struct fabric *f, int kind, uint64_t arg)
+static uint64_t hub_event_latency(struct network *net, int kind, uint64_t arg)
 {
-    struct hub *h = f->topo_state;
+    struct hub *h = net->state;
     (void)arg;
-    return kind == HUB_ATTEMPT ? hub_min_latency(f) : eth_min_wire_ns(&h->eth);
+    return kind == HUB_ATTEMPT ? hub_min_latency(net) : eth_min_wire_ns(&h->eth);
 }
 
-static void hub_stats(struct fabric *f, FILE *out)
+static void hub_stats(struct network *net, FILE *out)
 {
-    struct hub *h = f->topo_state;
+    struct hub *h = net->state;
     for (uint32_t i = 0; i < h->n; i++) {
         const struct hub_station *st = &h->st[i];
         link_print_begin(out, &st->stats, i == 0);

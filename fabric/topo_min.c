@@ -31,7 +31,7 @@ struct min {
     struct link_stats *stats; /* per link, named lazily */
 };
 
-static int min_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+static int min_configure(struct network *net, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
     struct min *m = xcalloc(1, sizeof(*m));
@@ -55,16 +55,16 @@ static int min_configure(struct fabric *f, char **keys, char **vals, int n, char
     for (uint64_t j = 0; j < m->stages && m->ports <= 65536; j++) {
         m->ports *= m->k;     /* no overflow: the loop stops once past 65536 */
     }
-    if (!m->rate || m->k < 2 || m->stages < 1 || m->ports > 65536 || m->ports < f->nnodes) {
+    if (!m->rate || m->k < 2 || m->stages < 1 || m->ports > 65536 || m->ports < net->n) {
         snprintf(err, errlen, "min needs rate > 0, k >= 2, stages >= 1 and k^stages ports "
-                 "(at most 65536) for all %u nodes", f->nnodes);
+                 "(at most 65536) for all %u stations", net->n);
         free(m);
         return -1;
     }
     size_t links = (m->stages + 1) * m->ports;
     m->free_at = xcalloc(links, sizeof(*m->free_at));
     m->stats = xcalloc(links, sizeof(*m->stats));
-    f->topo_state = m;
+    net->state = m;
     return 0;
 }
 
@@ -86,7 +86,7 @@ static uint64_t route(const struct min *m, uint64_t pos, uint32_t dst, uint64_t 
 }
 
 /* Put fr on link l at the first moment from t it is free; return that time. */
-static uint64_t claim(struct fabric *f, struct min *m, uint64_t l, struct frame *fr,
+static uint64_t claim(struct network *net, struct min *m, uint64_t l, struct frame *fr,
                       uint64_t t)
 {
     struct link_stats *s = &m->stats[l];
@@ -105,17 +105,17 @@ static uint64_t claim(struct fabric *f, struct min *m, uint64_t l, struct frame 
     return start;
 }
 
-static void min_inject(struct fabric *f, struct frame *fr, uint64_t now)
+static void min_inject(struct network *net, struct frame *fr, uint64_t now)
 {
-    struct min *m = f->topo_state;
+    struct min *m = net->state;
 
     if (fr->len > m->mtu) {
-        fabric_drop(f, fr, DROP_OVERSIZE);
+        fabric_drop(net, fr, DROP_OVERSIZE);
         return;
     }
-    uint64_t start = claim(f, m, fr->src, fr, now);
-    fabric_trace(f, start, "start", fr);
-    fabric_schedule(f, start + m->prop, MIN_HEAD, fr, fr->src);
+    uint64_t start = claim(net, m, fr->src, fr, now);
+    fabric_trace(net, start, "start", fr);
+    fabric_schedule(net, start + m->prop, MIN_HEAD, fr, fr->src);
 }
 
 /*
@@ -123,39 +123,39 @@ static void min_inject(struct fabric *f, struct frame *fr, uint64_t now)
  * it asks for its output stage_delay_ns later. Heads are handled in the order
  * they arrive, so every output serves its requests first come, first served.
  */
-static void min_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+static void min_event(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
-    struct min *m = f->topo_state;
+    struct min *m = net->state;
     struct frame *fr = ptr;
     uint64_t j = arg >> 32, pos = route(m, arg & 0xffffffffu, fr->dst, j);
-    uint64_t start = claim(f, m, (j + 1) * m->ports + pos, fr, now + m->stage_delay);
+    uint64_t start = claim(net, m, (j + 1) * m->ports + pos, fr, now + m->stage_delay);
 
     if (j + 1 == m->stages) {
-        fabric_deliver(f, fr, start + wire_ns(m, fr->len) + m->prop);
+        fabric_deliver(net, fr, start + wire_ns(m, fr->len) + m->prop);
     } else {
-        fabric_schedule(f, start + m->prop, MIN_HEAD, fr, ((j + 1) << 32) | pos);
+        fabric_schedule(net, start + m->prop, MIN_HEAD, fr, ((j + 1) << 32) | pos);
     }
 }
 
-static uint64_t min_min_latency(struct fabric *f)
+static uint64_t min_min_latency(struct network *net)
 {
-    struct min *m = f->topo_state;
+    struct min *m = net->state;
     return max64(1, (m->stages + 1) * m->prop + m->stages * m->stage_delay + wire_ns(m, 0));
 }
 
 /* A head at column j's input still has stages - j switches and links to cross;
  * the least is a head at the last column. */
-static uint64_t min_event_latency(struct fabric *f, int kind, uint64_t arg)
+static uint64_t min_event_latency(struct network *net, int kind, uint64_t arg)
 {
-    struct min *m = f->topo_state;
+    struct min *m = net->state;
     uint64_t j = kind < 0 ? m->stages - 1 : arg >> 32;
     return max64(1, (m->stages - j) * (m->stage_delay + m->prop) + wire_ns(m, 0));
 }
 
 /* only the links that carried something: a 256-port network has 1280 */
-static void min_stats(struct fabric *f, FILE *out)
+static void min_stats(struct network *net, FILE *out)
 {
-    struct min *m = f->topo_state;
+    struct min *m = net->state;
     int first = 1;
     for (uint64_t l = 0; l < (m->stages + 1) * m->ports; l++) {
         if (m->stats[l].frames) {

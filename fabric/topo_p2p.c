@@ -14,7 +14,7 @@ struct p2p {
     struct link_stats stats[2];
 };
 
-static int p2p_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+static int p2p_configure(struct network *net, char **keys, char **vals, int n, char *err,
                          size_t errlen)
 {
     struct p2p *p = xcalloc(1, sizeof(*p));
@@ -26,24 +26,26 @@ static int p2p_configure(struct fabric *f, char **keys, char **vals, int n, char
         topo_param(keys, vals, n, used, "overhead_bytes", false, &p->overhead, err, errlen) ||
         topo_param(keys, vals, n, used, "mtu", false, &p->mtu, err, errlen) ||
         topo_unused(keys, n, used, "p2p", err, errlen)) {
+        free(p);
         return -1;
     }
-    if (!p->rate || f->nnodes != 2) {
-        snprintf(err, errlen, "p2p needs rate > 0 and exactly 2 nodes (has %u)", f->nnodes);
+    if (!p->rate || net->n != 2) {
+        snprintf(err, errlen, "p2p needs rate > 0 and exactly 2 stations (has %u)", net->n);
+        free(p);
         return -1;
     }
     snprintf(p->stats[0].name, sizeof(p->stats[0].name), "p2p:0->1");
     snprintf(p->stats[1].name, sizeof(p->stats[1].name), "p2p:1->0");
-    f->topo_state = p;
+    net->state = p;
     return 0;
 }
 
-static void p2p_inject(struct fabric *f, struct frame *fr, uint64_t now)
+static void p2p_inject(struct network *net, struct frame *fr, uint64_t now)
 {
-    struct p2p *p = f->topo_state;
+    struct p2p *p = net->state;
 
     if (fr->len > p->mtu) {
-        fabric_drop(f, fr, DROP_OVERSIZE);
+        fabric_drop(net, fr, DROP_OVERSIZE);
         return;
     }
     if (fr->dst == RL_NODE_BROADCAST) {
@@ -55,24 +57,24 @@ static void p2p_inject(struct fabric *f, struct frame *fr, uint64_t now)
     uint64_t tx = bytes_ns(fr->len + p->overhead, p->rate);
     p->free_at[dir] = start + tx;
     link_count(&p->stats[dir], fr, start - now);
-    fabric_trace(f, start, "start", fr);
-    fabric_deliver(f, fr, start + tx + p->prop);
+    fabric_trace(net, start, "start", fr);
+    fabric_deliver(net, fr, start + tx + p->prop);
 }
 
-static void p2p_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+static void p2p_event(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
-    (void)f, (void)kind, (void)now, (void)ptr, (void)arg;
+    (void)net, (void)kind, (void)now, (void)ptr, (void)arg;
 }
 
-static uint64_t p2p_min_latency(struct fabric *f)
+static uint64_t p2p_min_latency(struct network *net)
 {
-    struct p2p *p = f->topo_state;
+    struct p2p *p = net->state;
     return max64(1, bytes_ns(p->overhead, p->rate) + p->prop);
 }
 
-static void p2p_stats(struct fabric *f, FILE *out)
+static void p2p_stats(struct network *net, FILE *out)
 {
-    struct p2p *p = f->topo_state;
+    struct p2p *p = net->state;
     link_print(out, &p->stats[0], 1);
     link_print(out, &p->stats[1], 0);
 }

@@ -38,7 +38,7 @@ struct ring {
     struct link_stats *stats;
 };
 
-static int ring_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+static int ring_configure(struct network *net, char **keys, char **vals, int n, char *err,
                           size_t errlen)
 {
     struct ring *r = xcalloc(1, sizeof(*r));
@@ -59,7 +59,7 @@ static int ring_configure(struct fabric *f, char **keys, char **vals, int n, cha
         snprintf(err, errlen, "token_ring needs rate > 0 and station_delay_ns > 0");
         return -1;
     }
-    r->n = f->nnodes;
+    r->n = net->n;
     r->hop = r->station_delay + bytes_ns(r->token_bytes, r->rate);
     r->released_at_station = r->n - 1;     /* at time 0 the token heads for station 0 */
     r->queue = xcalloc(r->n, sizeof(*r->queue));
@@ -67,7 +67,7 @@ static int ring_configure(struct fabric *f, char **keys, char **vals, int n, cha
     for (uint32_t i = 0; i < r->n; i++) {
         snprintf(r->stats[i].name, sizeof(r->stats[i].name), "ring:station%u", i);
     }
-    f->topo_state = r;
+    net->state = r;
     return 0;
 }
 
@@ -85,7 +85,7 @@ static uint64_t token_reaches(const struct ring *r, uint32_t s, uint64_t t)
     return first + (t - first + turn - 1) / turn * turn;
 }
 
-static void plan_seizure(struct fabric *f, struct ring *r, uint64_t now)
+static void plan_seizure(struct network *net, struct ring *r, uint64_t now)
 {
     uint64_t best = NEVER;
     uint32_t who = 0;
@@ -101,27 +101,27 @@ static void plan_seizure(struct fabric *f, struct ring *r, uint64_t now)
         }
     }
     if (best != NEVER) {
-        fabric_schedule(f, best, RING_SEIZE, NULL, (r->gen << 16) | who);
+        fabric_schedule(net, best, RING_SEIZE, NULL, (r->gen << 16) | who);
     }
 }
 
 /* Put one frame of the token holder on the ring at `at`; returns when it ends. */
-static uint64_t transmit(struct fabric *f, struct ring *r, struct frame *fr, uint64_t at)
+static uint64_t transmit(struct network *net, struct ring *r, struct frame *fr, uint64_t at)
 {
     uint64_t tx = bytes_ns(fr->len + r->overhead, r->rate);
 
     link_count(&r->stats[fr->src], fr, at - fr->ready);
-    fabric_trace(f, at, "start", fr);
+    fabric_trace(net, at, "start", fr);
     if (fr->dst != RL_NODE_BROADCAST) {
         uint64_t hops = (fr->dst + r->n - fr->src) % r->n;
-        fabric_deliver(f, fr, at + tx + hops * r->station_delay);
+        fabric_deliver(net, fr, at + tx + hops * r->station_delay);
         return at + tx;
     }
     for (uint64_t hops = 1; hops < r->n; hops++) {
         uint32_t d = (fr->src + hops) % r->n;
-        fabric_deliver(f, fabric_copy(f, fr, d), at + tx + hops * r->station_delay);
+        fabric_deliver(net, fabric_copy(net, fr, d), at + tx + hops * r->station_delay);
     }
-    fabric_discard(f, fr);
+    fabric_discard(net, fr);
     return at + tx;
 }
 
@@ -130,70 +130,70 @@ static bool may_send_another(const struct ring *r)
     return r->thtt && r->tx_end - r->seized_at < r->thtt;
 }
 
-static void plan_release(struct fabric *f, struct ring *r)
+static void plan_release(struct network *net, struct ring *r)
 {
     r->release_gen++;
-    fabric_schedule(f, r->tx_end, RING_RELEASE, NULL, (r->release_gen << 16) | r->holder);
+    fabric_schedule(net, r->tx_end, RING_RELEASE, NULL, (r->release_gen << 16) | r->holder);
 }
 
-static void ring_inject(struct fabric *f, struct frame *fr, uint64_t now)
+static void ring_inject(struct network *net, struct frame *fr, uint64_t now)
 {
-    struct ring *r = f->topo_state;
+    struct ring *r = net->state;
 
     if (fr->len > r->mtu) {
-        fabric_drop(f, fr, DROP_OVERSIZE);
+        fabric_drop(net, fr, DROP_OVERSIZE);
         return;
     }
     if (r->busy && fr->src == r->holder && !r->queue[fr->src].n && may_send_another(r)) {
         /* the holder is still transmitting (tx_end >= now): this frame follows */
-        r->tx_end = transmit(f, r, fr, r->tx_end);
-        plan_release(f, r);
+        r->tx_end = transmit(net, r, fr, r->tx_end);
+        plan_release(net, r);
         return;
     }
     fifo_push(&r->queue[fr->src], fr);
     if (!r->busy) {
-        plan_seizure(f, r, now);
+        plan_seizure(net, r, now);
     }
 }
 
-static void seize(struct fabric *f, struct ring *r, uint32_t s, uint64_t now)
+static void seize(struct network *net, struct ring *r, uint32_t s, uint64_t now)
 {
     r->busy = true;
     r->holder = s;
     r->seized_at = now;
     r->tx_end = now;
     do {
-        r->tx_end = transmit(f, r, fifo_pop(&r->queue[s]), r->tx_end);
+        r->tx_end = transmit(net, r, fifo_pop(&r->queue[s]), r->tx_end);
     } while (r->queue[s].n && may_send_another(r));
-    plan_release(f, r);
+    plan_release(net, r);
 }
 
-static void ring_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+static void ring_event(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
-    struct ring *r = f->topo_state;
+    struct ring *r = net->state;
     (void)ptr;
 
     if (kind == RING_SEIZE) {
         if ((arg >> 16) == (r->gen & 0xffffffffffffull) && !r->busy) {
-            seize(f, r, arg & 0xffff, now);
+            seize(net, r, arg & 0xffff, now);
         }
     } else if ((arg >> 16) == (r->release_gen & 0xffffffffffffull)) {
         r->busy = false;
         r->released_at_station = arg & 0xffff;
         r->released_at = now;
-        plan_seizure(f, r, now);
+        plan_seizure(net, r, now);
     }
 }
 
-static uint64_t ring_min_latency(struct fabric *f)
+static uint64_t ring_min_latency(struct network *net)
 {
-    struct ring *r = f->topo_state;
+    struct ring *r = net->state;
     return bytes_ns(r->overhead, r->rate) + r->station_delay;
 }
 
-static void ring_stats(struct fabric *f, FILE *out)
+static void ring_stats(struct network *net, FILE *out)
 {
-    struct ring *r = f->topo_state;
+    struct ring *r = net->state;
     for (uint32_t i = 0; i < r->n; i++) {
         link_print(out, &r->stats[i], i == 0);
     }

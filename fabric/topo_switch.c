@@ -39,7 +39,7 @@ struct sw {
     struct sw_tx *tx;         /* 2n transmitters */
 };
 
-static int sw_configure(struct fabric *f, char **keys, char **vals, int n, char *err,
+static int sw_configure(struct network *net, char **keys, char **vals, int n, char *err,
                         size_t errlen)
 {
     struct sw *s = xcalloc(1, sizeof(*s));
@@ -64,7 +64,7 @@ static int sw_configure(struct fabric *f, char **keys, char **vals, int n, char 
         free(s);
         return -1;
     }
-    s->n = f->nnodes;
+    s->n = net->n;
     s->tx = xcalloc(2 * s->n, sizeof(*s->tx));
     for (uint32_t i = 0; i < 2 * s->n; i++) {
         s->tx[i].credits = s->bb_credit;
@@ -75,7 +75,7 @@ static int sw_configure(struct fabric *f, char **keys, char **vals, int n, char 
                      i - s->n);
         }
     }
-    f->topo_state = s;
+    net->state = s;
     return 0;
 }
 
@@ -85,7 +85,7 @@ static uint64_t wire_ns(const struct sw *s, uint64_t bytes)
 }
 
 /* Send what transmitter i can send now; plan a retry when its link frees. */
-static void try_send(struct fabric *f, struct sw *s, uint32_t i, uint64_t now)
+static void try_send(struct network *net, struct sw *s, uint32_t i, uint64_t now)
 {
     struct sw_tx *t = &s->tx[i];
     struct frame *fr;
@@ -93,7 +93,7 @@ static void try_send(struct fabric *f, struct sw *s, uint32_t i, uint64_t now)
     while ((fr = fifo_peek(&t->queue)) && t->credits) {
         if (t->free_at > now) {
             if (!t->kick_planned) {
-                fabric_schedule(f, t->free_at, SW_KICK, NULL, i);
+                fabric_schedule(net, t->free_at, SW_KICK, NULL, i);
                 t->kick_planned = true;
             }
             return;
@@ -103,43 +103,43 @@ static void try_send(struct fabric *f, struct sw *s, uint32_t i, uint64_t now)
         uint64_t on_wire = wire_ns(s, fr->len);
         t->free_at = now + on_wire;
         link_count(&t->stats, fr, now - fr->queued);
-        fabric_trace(f, now, "start", fr);
+        fabric_trace(net, now, "start", fr);
         if (i < s->n) {
-            fabric_schedule(f, now + on_wire + s->prop + s->switch_delay, SW_AT_SWITCH, fr, 0);
+            fabric_schedule(net, now + on_wire + s->prop + s->switch_delay, SW_AT_SWITCH, fr, 0);
         } else {
             uint64_t rrdy = bytes_ns(s->rrdy_bytes, s->rate) + s->prop;
             uint64_t arrival = now + on_wire + s->prop;
             /* the switch's input buffer is free once the frame has left it */
-            fabric_schedule(f, now + on_wire + rrdy, SW_CREDIT, NULL, fr->src);
+            fabric_schedule(net, now + on_wire + rrdy, SW_CREDIT, NULL, fr->src);
             /* the node's buffer is free as the frame arrives */
-            fabric_schedule(f, arrival + rrdy, SW_CREDIT, NULL, i);
-            fabric_deliver(f, fr, arrival);
+            fabric_schedule(net, arrival + rrdy, SW_CREDIT, NULL, i);
+            fabric_deliver(net, fr, arrival);
         }
     }
 }
 
-static void sw_inject(struct fabric *f, struct frame *fr, uint64_t now)
+static void sw_inject(struct network *net, struct frame *fr, uint64_t now)
 {
-    struct sw *s = f->topo_state;
+    struct sw *s = net->state;
 
     if (fr->len > s->mtu) {
-        fabric_drop(f, fr, DROP_OVERSIZE);
+        fabric_drop(net, fr, DROP_OVERSIZE);
         return;
     }
     fr->queued = now;
     fifo_push(&s->tx[fr->src].queue, fr);
-    try_send(f, s, fr->src, now);
+    try_send(net, s, fr->src, now);
 }
 
-static void sw_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64_t arg)
+static void sw_event(struct network *net, int kind, uint64_t now, void *ptr, uint64_t arg)
 {
-    struct sw *s = f->topo_state;
+    struct sw *s = net->state;
 
     if (kind == SW_AT_SWITCH) {
         struct frame *fr = ptr;
         fr->queued = now;
         fifo_push(&s->tx[s->n + fr->dst].queue, fr);
-        try_send(f, s, s->n + fr->dst, now);
+        try_send(net, s, s->n + fr->dst, now);
         return;
     }
     if (kind == SW_CREDIT) {
@@ -147,28 +147,28 @@ static void sw_event(struct fabric *f, int kind, uint64_t now, void *ptr, uint64
     } else {
         s->tx[arg].kick_planned = false;
     }
-    try_send(f, s, arg, now);
+    try_send(net, s, arg, now);
 }
 
-static uint64_t sw_min_latency(struct fabric *f)
+static uint64_t sw_min_latency(struct network *net)
 {
-    struct sw *s = f->topo_state;
+    struct sw *s = net->state;
     return max64(1, 2 * (wire_ns(s, 0) + s->prop) + s->switch_delay);
 }
 
 /* A frame reaching the switch, or a switch output free to send, is one link
  * from its arrival; a node's transmitter (credit back, link free) is the
  * whole path away. */
-static uint64_t sw_event_latency(struct fabric *f, int kind, uint64_t arg)
+static uint64_t sw_event_latency(struct network *net, int kind, uint64_t arg)
 {
-    struct sw *s = f->topo_state;
+    struct sw *s = net->state;
     bool node_side = (kind == SW_CREDIT || kind == SW_KICK) && arg < s->n;
-    return node_side ? sw_min_latency(f) : max64(1, wire_ns(s, 0) + s->prop);
+    return node_side ? sw_min_latency(net) : max64(1, wire_ns(s, 0) + s->prop);
 }
 
-static void sw_stats(struct fabric *f, FILE *out)
+static void sw_stats(struct network *net, FILE *out)
 {
-    struct sw *s = f->topo_state;
+    struct sw *s = net->state;
     for (uint32_t i = 0; i < 2 * s->n; i++) {
         link_print(out, &s->tx[i].stats, i == 0);
     }

@@ -17,33 +17,44 @@ const struct topology_ops *topology_by_name(const char *name)
     return NULL;
 }
 
-uint64_t topology_least_event_latency(struct fabric *f)
+uint64_t topology_least_event_latency(struct network *net)
 {
-    uint64_t L = f->topo->min_latency(f);
-    return f->topo->event_latency ? min64(L, f->topo->event_latency(f, -1, 0)) : L;
+    uint64_t L = net->topo->min_latency(net);
+    return net->topo->event_latency ? min64(L, net->topo->event_latency(net, -1, 0)) : L;
+}
+
+struct network *event_network(struct fabric *f, const struct event *ev)
+{
+    switch (ev->kind) {
+    case EV_INJECT:
+        return ((const struct frame *)ev->ptr)->net;
+    case EV_SYNTH:
+        return &f->nets[f->nodes[ev->node].syn_net];
+    default:
+        return ev->net;
+    }
 }
 
 /*
- * A frame being ready (a node's or a synthetic node's) arrives no sooner than
- * min_latency later; a topology's own event may be nearer its arrival (a
- * frame at a switch is one link from its node), so each one is asked. The
- * queue is short (a few events per node), so a scan is cheap.
+ * Per network: a frame being ready (a node's or a synthetic node's) arrives no
+ * sooner than that network's min_latency later; a topology's own event may be
+ * nearer its arrival (a frame at a switch is one link from its node), so each one
+ * is asked. An event only causes arrivals on its own network. The queue is short
+ * (a few events per node), so a scan is cheap.
  */
-uint64_t topology_earliest_caused_arrival(struct fabric *f)
+void topology_earliest_caused_arrivals(struct fabric *f, uint64_t *per_net)
 {
-    uint64_t L = f->topo->min_latency(f);
-    const struct event *next = eq_peek(&f->queue);
-
-    if (!f->topo->event_latency) {
-        return next ? sat_add(next->time, L) : NEVER;
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        per_net[i] = NEVER;
     }
-    uint64_t earliest = NEVER;
     for (size_t i = 0; i < f->queue.n; i++) {
         const struct event *ev = &f->queue.ev[i];
-        uint64_t lat = ev->kind == EV_TOPO ? f->topo->event_latency(f, ev->topo_kind, ev->arg) : L;
-        earliest = min64(earliest, sat_add(ev->time, min64(lat, L)));
+        struct network *net = event_network(f, ev);
+        uint64_t L = net->topo->min_latency(net);
+        uint64_t lat = ev->kind == EV_TOPO && net->topo->event_latency
+                       ? min64(net->topo->event_latency(net, ev->topo_kind, ev->arg), L) : L;
+        per_net[net->id] = min64(per_net[net->id], sat_add(ev->time, lat));
     }
-    return earliest;
 }
 
 int topo_param(char **keys, char **vals, int n, bool *used, const char *key, bool required,

@@ -23,28 +23,45 @@
 #define RL_POLL_MS              100     /* how often a blocked sync checks for shutdown */
 #define RL_MSG_MAX              (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
 
+typedef struct RlLink RlLink;
+
+struct RlPort {
+    RlLink *link;
+    uint32_t net;
+    uint32_t protocol;
+    const RlPortOps *ops;
+    void *opaque;
+    uint64_t last_ready;     /* a port's frames enter the wire interface in order */
+    uint64_t seq;
+};
+
+/* The node's one connection: every port of this QEMU shares it. */
 struct RlLink {
     int fd;
+    char *socket_path;
     uint32_t node;
-    uint32_t nodes;
-    const RlLinkOps *ops;
-    void *opaque;
+    uint32_t nodes;          /* from WELCOME; 0 before */
+    char name[RL_NAME_LEN];
+    RlPort *ports[RL_MAX_NETWORKS];
+    uint32_t nports;
     QEMUTimer *sync_timer;
     uint64_t grant;          /* may run up to here */
     uint64_t promised;       /* last promise sent: no frame may be ready before it */
-    uint64_t last_ready;     /* frames enter the wire interface in order */
-    uint64_t seq;
     uint64_t violations;
     uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
-    uint64_t reaction;       /* as said in HELLO */
+    uint64_t reaction;       /* as said in HELLO: the least over the ports */
     uint64_t armed_at;       /* virtual time when the sync timer was last armed */
     bool debug;              /* RETROLINK_LINK_DEBUG=1: log every sync to stderr */
     bool up;
+    bool started;            /* WELCOME came */
+    Notifier machine_done;
     Notifier exit_notifier;
     Notifier shutdown_notifier;
     bool stopping;           /* the main loop took a shutdown request */
     uint8_t *buf;
 };
+
+static RlLink *rl_node_link;     /* this QEMU's connection (one node per process) */
 
 static uint64_t rl_now(void)
 {
@@ -63,9 +80,11 @@ static void rl_link_lost(RlLink *l, const char *why)
         timer_del(l->sync_timer);
     }
     uint64_t now = rl_now();
-    for (uint32_t p = 0; p < l->nodes && l->ops; p++) {
-        if (p != l->node) {
-            l->ops->link(l->opaque, now, p, false);
+    for (uint32_t i = 0; i < l->nports; i++) {
+        for (uint32_t p = 0; p < l->nodes; p++) {
+            if (p != l->node) {
+                l->ports[i]->ops->link(l->ports[i]->opaque, now, p, false);
+            }
         }
     }
 }
@@ -107,6 +126,17 @@ static ssize_t rl_read(RlLink *l, int timeout_ms)
     return n;
 }
 
+/* The port on network net; NULL if it has gone (its frames are dropped). */
+static RlPort *rl_port_of(RlLink *l, uint32_t net)
+{
+    for (uint32_t i = 0; i < l->nports; i++) {
+        if (l->ports[i]->net == net) {
+            return l->ports[i];
+        }
+    }
+    return NULL;
+}
+
 /* Handle one message from the fabric; returns true when it was a GRANT. */
 static bool rl_dispatch(RlLink *l, size_t n)
 {
@@ -126,8 +156,11 @@ static bool rl_dispatch(RlLink *l, size_t n)
         }
         /* the fabric expects a reaction to it no earlier than this (docs/fabric.md) */
         l->promised = MIN(l->promised, h->time_ns + l->reaction);
-        l->ops->frame(l->opaque, h->time_ns, f->seq, f->src, f->flags,
-                      l->buf + sizeof(*f), f->len);
+        RlPort *p = rl_port_of(l, f->net);
+        if (p) {
+            p->ops->frame(p->opaque, h->time_ns, f->seq, f->src, f->flags,
+                          l->buf + sizeof(*f), f->len);
+        }
         return false;
     }
     case RL_MSG_LINK: {
@@ -136,7 +169,10 @@ static bool rl_dispatch(RlLink *l, size_t n)
             rl_link_lost(l, "bad LINK message");
             return false;
         }
-        l->ops->link(l->opaque, h->time_ns, s->peer, s->up);
+        RlPort *p = rl_port_of(l, s->net);
+        if (p) {
+            p->ops->link(p->opaque, h->time_ns, s->peer, s->up);
+        }
         return false;
     }
     case RL_MSG_GRANT:
@@ -190,6 +226,17 @@ static void rl_bye(RlLink *l)
     }
 }
 
+/* The node's promise: the least over its ports (each asked, so each can plan). */
+static uint64_t rl_promise(RlLink *l, uint64_t now, uint64_t guest)
+{
+    uint64_t promise = RL_TIME_NEVER;
+
+    for (uint32_t i = 0; i < l->nports; i++) {
+        promise = MIN(promise, l->ports[i]->ops->promise(l->ports[i]->opaque, now, guest));
+    }
+    return MAX(promise, now);
+}
+
 /* The sync point: report, then wait for the fabric to grant more time. */
 static void rl_sync_cb(void *opaque)
 {
@@ -214,8 +261,7 @@ static void rl_sync_cb(void *opaque)
         int64_t d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL, QEMU_TIMER_ATTR_ALL);
         guest = d < 0 ? RL_TIME_NEVER : now + d;
     }
-    uint64_t promise = l->ops->promise(l->opaque, now, guest);
-    struct rl_sync s = { .promise_ns = MAX(promise, now) };
+    struct rl_sync s = { .promise_ns = rl_promise(l, now, guest) };
     rl_msg_hdr_init(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
     l->promised = s.promise_ns;
     if (l->debug) {
@@ -247,10 +293,12 @@ static void rl_sync_cb(void *opaque)
     rl_arm(l);
 }
 
-void rl_link_send(RlLink *l, uint64_t ready_ns, uint32_t dst, uint32_t flags,
+void rl_port_send(RlPort *p, uint64_t ready_ns, uint32_t dst, uint32_t flags,
                   const void *data, uint32_t len)
 {
-    if (!l || !l->up || len > RL_MAX_PAYLOAD) {
+    RlLink *l = p ? p->link : NULL;
+
+    if (!l || !l->up || !l->started || len > RL_MAX_PAYLOAD) {
         return;
     }
     if (ready_ns < l->promised) {
@@ -263,8 +311,8 @@ void rl_link_send(RlLink *l, uint64_t ready_ns, uint32_t dst, uint32_t flags,
         }
         ready_ns = l->promised;
     }
-    ready_ns = MAX(ready_ns, l->last_ready);
-    l->last_ready = ready_ns;
+    ready_ns = MAX(ready_ns, p->last_ready);
+    p->last_ready = ready_ns;
 
     struct rl_frame *f = (void *)l->buf;
     memset(f, 0, sizeof(*f));
@@ -273,38 +321,58 @@ void rl_link_send(RlLink *l, uint64_t ready_ns, uint32_t dst, uint32_t flags,
     f->dst = dst;
     f->len = len;
     f->flags = flags;
-    f->seq = l->seq++;
+    f->seq = p->seq++;
+    f->net = p->net;
     memcpy(l->buf + sizeof(*f), data, len);
     rl_write(l, l->buf, sizeof(*f) + len);
 }
 
-uint32_t rl_link_nodes(RlLink *l)
+bool rl_port_is_up(RlPort *p)
 {
-    return l->nodes;
+    return p && p->link && p->link->up;
 }
 
-bool rl_link_is_up(RlLink *l)
+uint64_t rl_port_causality_violations(RlPort *p)
 {
-    return l && l->up;
+    return p->link->violations;
 }
 
-uint64_t rl_link_causality_violations(RlLink *l)
+static void rl_link_free(RlLink *l)
 {
-    return l->violations;
-}
-
-void rl_link_close(RlLink *l)
-{
-    if (!l) {
-        return;
-    }
     rl_bye(l);
     qemu_remove_exit_notifier(&l->exit_notifier);
     notifier_remove(&l->shutdown_notifier);
-    timer_free(l->sync_timer);
+    if (l->machine_done.notify) {
+        qemu_remove_machine_init_done_notifier(&l->machine_done);
+    }
+    if (l->sync_timer) {
+        timer_free(l->sync_timer);
+    }
     close(l->fd);
+    g_free(l->socket_path);
     g_free(l->buf);
     g_free(l);
+    if (rl_node_link == l) {
+        rl_node_link = NULL;
+    }
+}
+
+void rl_port_close(RlPort *p)
+{
+    if (!p) {
+        return;
+    }
+    RlLink *l = p->link;
+    for (uint32_t i = 0; i < l->nports; i++) {
+        if (l->ports[i] == p) {
+            l->ports[i] = l->ports[--l->nports];
+            break;
+        }
+    }
+    g_free(p);
+    if (!l->nports) {
+        rl_link_free(l);
+    }
 }
 
 /*
@@ -323,9 +391,70 @@ static void rl_exit_notify(Notifier *n, void *data)
     rl_bye(l);
 }
 
-RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name,
-                        uint64_t reaction_ns, const RlLinkOps *ops, void *opaque,
-                        Error **errp)
+/* HELLO, an ATTACH per port, then WELCOME: false with errp set if it did not come. */
+static bool rl_link_start(RlLink *l, Error **errp)
+{
+    struct rl_hello hello = { .reaction_ns = l->reaction, .ports = l->nports,
+                              .granularity_ns = l->granularity };
+    rl_msg_hdr_init(&hello.h, RL_MSG_HELLO, sizeof(hello), l->node, rl_now());
+    g_strlcpy(hello.name, l->name, sizeof(hello.name));
+    if (!rl_write(l, &hello, sizeof(hello))) {
+        error_setg(errp, "cannot say HELLO to the fabric at %s", l->socket_path);
+        return false;
+    }
+    for (uint32_t i = 0; i < l->nports; i++) {
+        struct rl_attach a = { .net = l->ports[i]->net, .protocol = l->ports[i]->protocol };
+        rl_msg_hdr_init(&a.h, RL_MSG_ATTACH, sizeof(a), l->node, rl_now());
+        if (!rl_write(l, &a, sizeof(a))) {
+            error_setg(errp, "cannot attach network %u at the fabric", a.net);
+            return false;
+        }
+    }
+    ssize_t n = rl_read(l, RL_WELCOME_TIMEOUT_MS);
+    const struct rl_welcome *w = (const void *)l->buf;
+    if (n <= 0 || w->h.type != RL_MSG_WELCOME || n != sizeof(*w) ||
+        w->nodes == 0 || w->nodes > RL_MAX_NODES || l->node >= w->nodes) {
+        if (n > 0 && w->h.type == RL_MSG_ERROR) {
+            const struct rl_error *e = (const void *)l->buf;
+            error_setg(errp, "the fabric refused node %u: %.*s", l->node,
+                       RL_ERROR_TEXT_LEN, e->text);
+        } else {
+            error_setg(errp, "no WELCOME from the fabric at %s within %d s "
+                       "(did every node of the cluster start?)", l->socket_path,
+                       RL_WELCOME_TIMEOUT_MS / 1000);
+        }
+        return false;
+    }
+    l->nodes = w->nodes;
+    l->grant = w->h.time_ns;
+    l->started = true;
+    return true;
+}
+
+/*
+ * Every device has realized: wait for the cluster once, then start the clock. A
+ * node the fabric will not take cannot run its model: QEMU ends, saying why.
+ */
+static void rl_machine_done(Notifier *n, void *data)
+{
+    RlLink *l = container_of(n, RlLink, machine_done);
+    Error *err = NULL;
+
+    if (l->started) {
+        return;
+    }
+    if (!rl_link_start(l, &err)) {
+        error_reportf_err(err, "retrolink node %u: ", l->node);
+        exit(1);
+    }
+    l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
+    rl_arm(l);
+    for (uint32_t i = 0; i < l->nports; i++) {
+        l->ports[i]->ops->welcome(l->ports[i]->opaque, l->nodes);
+    }
+}
+
+static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **errp)
 {
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
 
@@ -350,50 +479,66 @@ RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name
 
     RlLink *l = g_new0(RlLink, 1);
     l->fd = fd;
+    l->socket_path = g_strdup(socket_path);
     l->node = node;
-    l->ops = ops;
-    l->opaque = opaque;
     l->up = true;
     l->buf = g_malloc(RL_MSG_MAX);
     l->granularity = MAX(icount_to_ns(1), 1);
-    l->reaction = reaction_ns;
+    l->reaction = RL_TIME_NEVER;
     l->debug = g_strcmp0(g_getenv("RETROLINK_LINK_DEBUG"), "1") == 0;
-
-    struct rl_hello hello = { .reaction_ns = reaction_ns,
-                              .granularity_ns = l->granularity };
-    rl_msg_hdr_init(&hello.h, RL_MSG_HELLO, sizeof(hello), node, rl_now());
-    g_strlcpy(hello.name, name, sizeof(hello.name));
-    if (!rl_write(l, &hello, sizeof(hello))) {
-        goto fail;
-    }
-    ssize_t n = rl_read(l, RL_WELCOME_TIMEOUT_MS);
-    const struct rl_welcome *w = (const void *)l->buf;
-    if (n <= 0 || w->h.type != RL_MSG_WELCOME || n != sizeof(*w) ||
-        w->nodes == 0 || w->nodes > RL_MAX_NODES || node >= w->nodes) {
-        if (n > 0 && w->h.type == RL_MSG_ERROR) {
-            const struct rl_error *e = (const void *)l->buf;
-            error_setg(errp, "the fabric refused node %u: %.*s", node,
-                       RL_ERROR_TEXT_LEN, e->text);
-        } else {
-            error_setg(errp, "no WELCOME from the fabric at %s within %d s "
-                       "(did every node of the cluster start?)", socket_path,
-                       RL_WELCOME_TIMEOUT_MS / 1000);
-        }
-        goto fail;
-    }
-    l->nodes = w->nodes;
-    l->grant = w->h.time_ns;
-    l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
-    rl_arm(l);
     l->exit_notifier.notify = rl_exit_notify;
     qemu_add_exit_notifier(&l->exit_notifier);
     l->shutdown_notifier.notify = rl_shutdown_notify;
     qemu_register_shutdown_notifier(&l->shutdown_notifier);
     return l;
+}
 
-fail:
-    close(fd);
-    g_free(l->buf);
-    g_free(l);
-    return NULL;
+RlPort *rl_port_attach(const char *socket_path, uint32_t node, uint32_t net,
+                       uint32_t protocol, const char *name, uint64_t reaction_ns,
+                       const RlPortOps *ops, void *opaque, Error **errp)
+{
+    RlLink *l = rl_node_link;
+
+    if (net >= RL_MAX_NETWORKS) {
+        error_setg(errp, "network %u: ids are below %d", net, RL_MAX_NETWORKS);
+        return NULL;
+    }
+    if (l && (strcmp(l->socket_path, socket_path) || l->node != node)) {
+        error_setg(errp, "every retrolink board of a QEMU is one node on one fabric "
+                   "(node %u at %s), not node %u at %s", l->node, l->socket_path, node,
+                   socket_path);
+        return NULL;
+    }
+    if (l && l->started) {
+        error_setg(errp, "the cluster has started: a port cannot be added now");
+        return NULL;
+    }
+    if (l && rl_port_of(l, net)) {
+        error_setg(errp, "network %u has a port of this node already (one per network)",
+                   net);
+        return NULL;
+    }
+    bool first = !l;
+    if (first) {
+        l = rl_link_connect(socket_path, node, errp);
+        if (!l) {
+            return NULL;
+        }
+        g_strlcpy(l->name, name, sizeof(l->name));
+        rl_node_link = l;
+    }
+    RlPort *p = g_new0(RlPort, 1);
+    p->link = l;
+    p->net = net;
+    p->protocol = protocol;
+    p->ops = ops;
+    p->opaque = opaque;
+    l->ports[l->nports++] = p;
+    l->reaction = MIN(l->reaction, reaction_ns);
+    if (first) {
+        /* runs at once if the machine is ready already (a netdev added later) */
+        l->machine_done.notify = rl_machine_done;
+        qemu_add_machine_init_done_notifier(&l->machine_done);
+    }
+    return p;
 }

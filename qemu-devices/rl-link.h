@@ -1,28 +1,42 @@
 /*
  * retrolink link port: a device's connection to the fabric (docs/fabric.md).
  *
- * The port keeps this QEMU's virtual clock in conservative lock-step with the
- * other nodes: a QEMU_CLOCK_VIRTUAL timer stops the clock at each grant,
- * reports the time and the device's promise, and blocks (holding the BQL)
- * until the fabric grants more. Frames for this node are handed to the device
- * ahead of time, with their exact arrival time; the device schedules its own
- * handling of them. Everything runs in the vCPU thread, so times are exact.
+ * One QEMU is one node with one connection to the fabric and one lock-step
+ * clock, whatever its boards. Each board (or NIC, through the retrolink netdev)
+ * attaches a *port*: its network, its protocol, and its frame/link/promise ops.
+ * The connection keeps this QEMU's virtual clock in conservative lock-step with
+ * the other nodes: one QEMU_CLOCK_VIRTUAL timer stops the clock at each grant,
+ * reports the time and the node's promise (the least over its ports), and
+ * blocks (holding the BQL) until the fabric grants more. Frames for this node
+ * are handed to the port of their network ahead of time, with their exact
+ * arrival time; the device schedules its own handling of them. Everything runs
+ * in the vCPU thread, so times are exact.
+ *
+ * Devices realize one after another, and the fabric welcomes nobody before
+ * every node has connected, so attaching never blocks: the connection says
+ * HELLO and one ATTACH per port, and waits for WELCOME, once, when the machine
+ * is ready (a machine-init-done notifier). Ports cannot be added after that.
  */
 #ifndef RL_LINK_H
 #define RL_LINK_H
 
 #include "rl-wire.h"
 
-typedef struct RlLink RlLink;
+typedef struct RlPort RlPort;
 
-typedef struct RlLinkOps {
+typedef struct RlPortOps {
+    /*
+     * The cluster started: node ids are 0 .. nodes - 1, every peer is up. Called
+     * once, when the machine is ready, before the guest runs.
+     */
+    void (*welcome)(void *opaque, uint32_t nodes);
     /*
      * A frame will arrive at arrival_ns (>= now): schedule its handling.
      * seq is the fabric's delivery number: order same-time arrivals by it.
      */
     void (*frame)(void *opaque, uint64_t arrival_ns, uint64_t seq, uint32_t src,
                   uint32_t flags, const uint8_t *data, uint32_t len);
-    /* Peer's link went up or down at at_ns (>= now). */
+    /* A peer on this port's network went up or down at at_ns (>= now). */
     void (*link)(void *opaque, uint64_t at_ns, uint32_t peer, bool up);
     /*
      * The earliest ready time of any frame the device could still send if no
@@ -31,32 +45,30 @@ typedef struct RlLinkOps {
      * it has none). Must be >= now_ns; RL_TIME_NEVER if nothing could be sent.
      */
     uint64_t (*promise)(void *opaque, uint64_t now_ns, uint64_t guest_ns);
-} RlLinkOps;
+} RlPortOps;
 
 /*
- * Connect to the fabric at socket_path as node, say HELLO and wait (bounded)
- * for WELCOME, which comes once every node of the cluster has connected.
- * reaction_ns: least delay from a frame arriving here to a frame sent because
- * of it. Returns NULL with errp set on failure.
+ * Attach a port on network net (protocol: enum rl_protocol) to this node's
+ * connection to the fabric at socket_path, connecting on the first port.
+ * Every port of a QEMU must name the same socket and node, and each network
+ * once. reaction_ns: least delay from a frame arriving here to a frame this
+ * port sends because of it. Returns NULL with errp set on failure.
  */
-RlLink *rl_link_connect(const char *socket_path, uint32_t node, const char *name,
-                        uint64_t reaction_ns, const RlLinkOps *ops, void *opaque,
-                        Error **errp);
+RlPort *rl_port_attach(const char *socket_path, uint32_t node, uint32_t net,
+                       uint32_t protocol, const char *name, uint64_t reaction_ns,
+                       const RlPortOps *ops, void *opaque, Error **errp);
 
 /* Hand the fabric a frame that is ready for the wire at ready_ns (>= now). */
-void rl_link_send(RlLink *link, uint64_t ready_ns, uint32_t dst, uint32_t flags,
+void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
                   const void *data, uint32_t len);
 
-/* Number of nodes in the cluster (ids 0 .. n-1), from WELCOME. */
-uint32_t rl_link_nodes(RlLink *link);
-
-/* True while connected to the fabric. */
-bool rl_link_is_up(RlLink *link);
+/* True while the node is connected to the fabric. */
+bool rl_port_is_up(RlPort *port);
 
 /* Frames whose ready time had to be moved to a promise (see docs/fabric.md). */
-uint64_t rl_link_causality_violations(RlLink *link);
+uint64_t rl_port_causality_violations(RlPort *port);
 
-/* Say BYE and disconnect. */
-void rl_link_close(RlLink *link);
+/* Detach the port; the last one says BYE and disconnects. */
+void rl_port_close(RlPort *port);
 
 #endif /* RL_LINK_H */

@@ -13,6 +13,12 @@
  * and fabric run on one host). All times are virtual nanoseconds since the
  * cluster started (every node's QEMU_CLOCK_VIRTUAL starts at 0).
  *
+ * Networks: one fabric serves every network of the cluster (docs/fabric.md). A node
+ * has one connection, whatever its boards: HELLO announces how many ports follow, each
+ * port says ATTACH (its network id and the protocol its board speaks), and FRAME,
+ * DELIVER and LINK name the network they belong to. A node that attaches nothing
+ * (HELLO with ports = 0) is on network 0. A frame never crosses networks.
+ *
  * Synchronisation (docs/fabric.md has the full algorithm):
  *  - a node may run its virtual clock up to the last GRANT it received and
  *    never past it;
@@ -29,9 +35,10 @@
 
 /* cdef-begin: this part is plain C that cffi parses (no expressions). */
 #define RL_WIRE_MAGIC 0x4b4c5452
-#define RL_WIRE_VERSION 1
+#define RL_WIRE_VERSION 2
 #define RL_MAX_PAYLOAD 65536
 #define RL_MAX_NODES 256
+#define RL_MAX_NETWORKS 16
 #define RL_NAME_LEN 32
 #define RL_ERROR_TEXT_LEN 200
 #define RL_TIME_NEVER 0xffffffffffffffff
@@ -50,7 +57,16 @@ enum rl_msg_type {
                             boundary at or after h.time_ns */
     RL_MSG_LINK = 7,     /* fabric -> node: a peer went up/down at h.time_ns */
     RL_MSG_ERROR = 8,    /* fabric -> node: protocol error; fabric disconnects */
-    RL_MSG_BYE = 9       /* node -> fabric: leaving cleanly at h.time_ns */
+    RL_MSG_BYE = 9,      /* node -> fabric: leaving cleanly at h.time_ns */
+    RL_MSG_ATTACH = 10   /* node -> fabric: after HELLO, one per port */
+};
+
+/* What a port's frames are: the fabric refuses a port on a network that carries
+ * another protocol (a board that could not understand its peers' frames). */
+enum rl_protocol {
+    RL_PROTO_ANY = 0,       /* a network: any port; a port: says nothing (tests) */
+    RL_PROTO_SX = 1,        /* the SX board's frames (sx-regs.h) */
+    RL_PROTO_ETHERNET = 2   /* Ethernet frames without preamble and FCS (the netdev) */
 };
 
 struct rl_msg_hdr {
@@ -65,11 +81,17 @@ struct rl_msg_hdr {
 struct rl_hello {
     struct rl_msg_hdr h;     /* h.time_ns = node's current time (0 at boot) */
     uint64_t reaction_ns;    /* least delay from a frame arriving at this node
-                                to a frame this node sends because of it */
-    uint32_t flags;          /* 0 */
+                                to a frame this node sends because of it (any port) */
+    uint32_t ports;          /* ATTACH messages that follow; 0: on network 0 */
     uint32_t granularity_ns; /* the node stops at the first instruction boundary
                                 at or after its grant: up to this - 1 ns later */
     char name[32];           /* device/node name, NUL-padded, for logs */
+};
+
+struct rl_attach {
+    struct rl_msg_hdr h;     /* h.time_ns = the node's time (as in HELLO) */
+    uint32_t net;            /* network id, 0 .. RL_MAX_NETWORKS - 1 */
+    uint32_t protocol;       /* enum rl_protocol */
 };
 
 struct rl_welcome {
@@ -85,6 +107,8 @@ struct rl_frame {
     uint32_t len;            /* payload bytes that follow this struct */
     uint32_t flags;          /* device-defined, carried end to end */
     uint64_t seq;            /* FRAME: sender's count; DELIVER: fabric's count */
+    uint32_t net;            /* the network it travels on */
+    uint32_t reserved;       /* 0 */
 };
 
 struct rl_sync {
@@ -97,6 +121,8 @@ struct rl_link_status {
     struct rl_msg_hdr h;     /* h.time_ns = when the peer's state changed */
     uint32_t peer;
     uint32_t up;             /* 1 up, 0 down */
+    uint32_t net;            /* on this network (one message per network shared) */
+    uint32_t reserved;
 };
 
 struct rl_error {
@@ -120,10 +146,12 @@ static inline void rl_msg_hdr_init(struct rl_msg_hdr *h, uint16_t type, uint32_t
 #if defined(__STDC_VERSION__) || defined(__cplusplus)
 _Static_assert(sizeof(struct rl_msg_hdr) == 24, "rl_msg_hdr layout");
 _Static_assert(sizeof(struct rl_hello) == 24 + 16 + RL_NAME_LEN, "rl_hello");
+_Static_assert(sizeof(struct rl_attach) == 32, "rl_attach layout");
 _Static_assert(sizeof(struct rl_welcome) == 32, "rl_welcome layout");
-_Static_assert(sizeof(struct rl_frame) == 48, "rl_frame layout");
+_Static_assert(sizeof(struct rl_frame) == 56, "rl_frame layout");
 _Static_assert(sizeof(struct rl_sync) == 32, "rl_sync layout");
-_Static_assert(sizeof(struct rl_link_status) == 32, "rl_link_status layout");
+_Static_assert(sizeof(struct rl_link_status) == 40, "rl_link_status layout");
+_Static_assert(RL_MAX_NETWORKS <= 32, "a node's networks fit a 32-bit set");
 _Static_assert(sizeof(struct rl_error) == 24 + RL_ERROR_TEXT_LEN, "rl_error");
 #endif
 

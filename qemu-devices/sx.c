@@ -86,6 +86,7 @@ struct SxState {
     /* properties */
     char *fabric;
     uint32_t node;
+    uint32_t network;                   /* the fabric network its port joins */
     char *sxm_mips_str;
     uint64_t send_insns, recv_insns, confirm_insns;
     uint32_t confirm_bytes;
@@ -119,7 +120,7 @@ struct SxState {
     RlSched sched;
     RlServer cpu;
     RlChannels bus;
-    RlLink *link;
+    RlPort *port;
     uint32_t nodes;
     Error *migration_blocker;
 };
@@ -195,7 +196,7 @@ static void sx_bad_doorbell(SxState *s, uint32_t err)
 
 static bool sx_peer_up(SxState *s, uint32_t peer)
 {
-    return peer < 32 ? (s->peers_up >> peer) & 1 : s->link && rl_link_is_up(s->link);
+    return peer < 32 ? (s->peers_up >> peer) & 1 : s->port && rl_port_is_up(s->port);
 }
 
 static uint64_t sx_now(void)
@@ -255,7 +256,7 @@ static void sx_send_confirm(SxState *s, const SxMsg *m)
     uint32_t len = MAX(s->confirm_bytes, (uint32_t)sizeof(w));
 
     memcpy(buf, &w, sizeof(w));
-    rl_link_send(s->link, sx_now(), m->src, 0, buf, MIN(len, sizeof(buf)));
+    rl_port_send(s->port, sx_now(), m->src, 0, buf, MIN(len, sizeof(buf)));
 }
 
 static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
@@ -290,7 +291,7 @@ static void sx_cpu_done(SxState *s, SxJob *job)
         uint8_t *buf = g_malloc(sizeof(SxWire) + SX_MAX_MSG);
         memcpy(buf, &s->tx_wire[slot], sizeof(SxWire));
         memcpy(buf + sizeof(SxWire), s->tx_data[slot], s->tx_wire[slot].len);
-        rl_link_send(s->link, sx_now(), dst, 0, buf, sizeof(SxWire) + s->tx_wire[slot].len);
+        rl_port_send(s->port, sx_now(), dst, 0, buf, sizeof(SxWire) + s->tx_wire[slot].len);
         g_free(buf);
         s->tx_state[slot] = SX_TX_AWAIT_CONFIRM;
         rl_sched_add(&s->sched, sx_now() + s->confirm_timeout_us * 1000,
@@ -451,7 +452,21 @@ static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     return MAX(p, now);
 }
 
-static const RlLinkOps sx_link_ops = {
+/* The cluster started: every other node of it is a peer, up. */
+static void sx_link_welcome(void *opaque, uint32_t nodes)
+{
+    SxState *s = opaque;
+
+    s->nodes = nodes;
+    for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
+        if (p != s->node) {
+            s->peers_up |= 1u << p;
+        }
+    }
+}
+
+static const RlPortOps sx_link_ops = {
+    .welcome = sx_link_welcome,
     .frame = sx_link_frame,
     .link = sx_link_status,
     .promise = sx_promise,
@@ -584,7 +599,7 @@ static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case SX_REG_NUM_NODES: return s->nodes;
     case SX_REG_CTRL: return s->ctrl;
     case SX_REG_STATUS:
-        return (s->link && rl_link_is_up(s->link) ? SX_STATUS_LINK_UP : 0) |
+        return (s->port && rl_port_is_up(s->port) ? SX_STATUS_LINK_UP : 0) |
                (sx_ready(s) ? SX_STATUS_READY : 0);
     case SX_REG_IRQ_STATUS: return s->irq_status;
     case SX_REG_IRQ_MASK: return s->irq_mask;
@@ -728,16 +743,12 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     uint64_t reaction = MIN(s->recv_ns, s->send_ns);
     char name[RL_NAME_LEN];
     snprintf(name, sizeof(name), "sx-node%u", s->node);
-    s->link = rl_link_connect(s->fabric, s->node, name, reaction, &sx_link_ops, s, errp);
-    if (!s->link) {
+    /* the node count and the peers come with the cluster's start (sx_link_welcome) */
+    s->port = rl_port_attach(s->fabric, s->node, s->network, RL_PROTO_SX, name, reaction,
+                             &sx_link_ops, s, errp);
+    if (!s->port) {
         error_prepend(errp, "retrolink-sx: ");
         goto fail_sched;
-    }
-    s->nodes = rl_link_nodes(s->link);
-    for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
-        if (p != s->node) {
-            s->peers_up |= 1u << p;
-        }
     }
     error_setg(&s->migration_blocker, "retrolink-sx: the SXM's in-flight messages and "
                "the fabric connection are not migratable");
@@ -747,8 +758,8 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     return;
 
 fail_link:
-    rl_link_close(s->link);     /* its sync timer, armed at the first grant, goes too */
-    s->link = NULL;
+    rl_port_close(s->port);     /* the last port of the node closes the connection */
+    s->port = NULL;
     s->peers_up = 0;
 fail_sched:
     rl_sched_destroy(&s->sched);
@@ -761,8 +772,8 @@ static void sx_exit(PCIDevice *pdev)
     SxState *s = RETROLINK_SX(pdev);
     SxMsg *m;
 
-    rl_link_close(s->link);
-    s->link = NULL;
+    rl_port_close(s->port);
+    s->port = NULL;
     sx_board_reset(s);
     rl_sched_filter(&s->sched, sx_keep_link_events, s);
     for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
@@ -815,6 +826,7 @@ static const VMStateDescription vmstate_sx = {
 static const Property sx_properties[] = {
     DEFINE_PROP_STRING("fabric", SxState, fabric),
     DEFINE_PROP_UINT32("node", SxState, node, 0),
+    DEFINE_PROP_UINT32("network", SxState, network, 0),
     DEFINE_PROP_STRING("sxm-mips", SxState, sxm_mips_str),
     DEFINE_PROP_UINT64("fw-send-insns", SxState, send_insns, 595),
     DEFINE_PROP_UINT64("fw-recv-insns", SxState, recv_insns, 701),

@@ -12,6 +12,10 @@
  *       then ends the echo server
  *   udp_pingpong flood --peer HOST [--port P] [--size S] [--count N]
  *       send N datagrams as fast as the stack takes them, no replies
+ * --tcp (echo, ping): the same over one TCP connection with TCP_NODELAY: for each size the
+ * client announces size and count (8 bytes, untimed), then each round trip is a message
+ * of that size written whole and read back whole by both sides (the server reads it all
+ * before it answers); RESULT lines end in proto=tcp (else proto=udp).
  * --busy-poll US (echo, ping): a receive polls the NIC's ring for up to US microseconds
  * before it sleeps (SO_BUSY_POLL), so a reply is taken without waiting for the NIC's
  * interrupt, which QEMU's e1000 holds back by up to 128 us (docs/ethernet.md).
@@ -23,6 +27,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +45,7 @@
 
 struct opts {
     const char *mode, *peer;
-    int port, iters, warmup, size, count, nsizes, busy_poll;
+    int port, iters, warmup, size, count, nsizes, busy_poll, tcp;
     int sizes[MAX_SIZES];
 };
 
@@ -143,9 +148,9 @@ static int echo_server(const struct opts *o)
     return 0;
 }
 
-static int peer_socket(const struct opts *o, struct sockaddr_in *to)
+static int peer_socket(const struct opts *o, struct sockaddr_in *to, int type)
 {
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    int fd = socket(AF_INET, type, 0);
 
     if (fd < 0) {
         die("socket");
@@ -187,12 +192,24 @@ static int cmp64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The round trips of one size, sorted in place, as RESULT lines. */
+static void report(const struct opts *o, int size, int64_t *rtt)
+{
+    const char *proto = o->tcp ? "tcp" : "udp";
+
+    qsort(rtt, o->iters, sizeof(rtt[0]), cmp64);
+    int64_t med = rtt[o->iters / 2];
+    printf("RESULT rtt_ns size=%d min=%lld median=%lld max=%lld proto=%s\n", size,
+           (long long)rtt[0], (long long)med, (long long)rtt[o->iters - 1], proto);
+    printf("RESULT one_way_us size=%d value=%.3f proto=%s\n", size, med / 2000.0, proto);
+}
+
 static int ping_client(const struct opts *o)
 {
     static uint8_t buf[MAX_PAYLOAD], rbuf[MAX_PAYLOAD];
     static int64_t rtt[MAX_ITERS];
     struct sockaddr_in to;
-    int fd = peer_socket(o, &to);
+    int fd = peer_socket(o, &to, SOCK_DGRAM);
     uint32_t seq = 0;
     int i;
 
@@ -231,13 +248,113 @@ static int ping_client(const struct opts *o)
                 rtt[i] = t1 - t0;
             }
         }
-        qsort(rtt, o->iters, sizeof(rtt[0]), cmp64);
-        int64_t med = rtt[o->iters / 2];
-        printf("RESULT rtt_ns size=%d min=%lld median=%lld max=%lld\n", size,
-               (long long)rtt[0], (long long)med, (long long)rtt[o->iters - 1]);
-        printf("RESULT one_way_us size=%d value=%.3f\n", size, med / 2000.0);
+        report(o, size, rtt);
     }
     sendto(fd, buf, 0, 0, (struct sockaddr *)&to, sizeof(to));     /* ends the server */
+    return 0;
+}
+
+/* ---- TCP (--tcp) ------------------------------------------------------------------- */
+
+/* All n bytes, or -1 (an error, a timeout, or the peer closed). */
+static int io_full(int fd, uint8_t *buf, size_t n, int writing)
+{
+    while (n) {
+        ssize_t k = writing ? write(fd, buf, n) : read(fd, buf, n);
+        if (k <= 0) {
+            return -1;
+        }
+        buf += k;
+        n -= k;
+    }
+    return 0;
+}
+
+static void set_nodelay(int fd)
+{
+    int one = 1;
+
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one))) {
+        die("setsockopt TCP_NODELAY");
+    }
+}
+
+static int tcp_echo_server(const struct opts *o)
+{
+    static uint8_t buf[MAX_PAYLOAD];
+    struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(o->port),
+                              .sin_addr.s_addr = htonl(INADDR_ANY) };
+    int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
+    long echoed = 0;
+    uint32_t hdr[2];
+
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+        bind(lfd, (struct sockaddr *)&me, sizeof(me)) || listen(lfd, 1)) {
+        die("bind");
+    }
+    set_timeout(lfd, 60000);    /* a client that never comes: do not hang the run */
+    if ((fd = accept(lfd, NULL, NULL)) < 0) {
+        die("accept");
+    }
+    set_nodelay(fd);
+    set_timeout(fd, 60000);
+    set_busy_poll(fd, o->busy_poll);
+    while (io_full(fd, (uint8_t *)hdr, sizeof(hdr), 0) == 0 && hdr[0] && hdr[0] <= MAX_PAYLOAD) {
+        for (uint32_t i = 0; i < hdr[1]; i++) {
+            if (io_full(fd, buf, hdr[0], 0) || io_full(fd, buf, hdr[0], 1)) {
+                die("echo");
+            }
+            echoed++;
+        }
+    }
+    printf("echoed %ld messages\n", echoed);
+    return 0;
+}
+
+static int tcp_ping_client(const struct opts *o)
+{
+    static uint8_t buf[MAX_PAYLOAD];
+    static int64_t rtt[MAX_ITERS];
+    struct sockaddr_in to;
+    int fd = -1, i;
+
+    /* the echo server may not be up yet: try to connect until it answers (100 ms apart) */
+    for (i = 0; i < 200; i++) {
+        fd = peer_socket(o, &to, SOCK_STREAM);
+        if (connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0) {
+            break;
+        }
+        close(fd);
+        usleep(100000);
+    }
+    if (i == 200) {
+        printf("ERROR no echo server at %s:%d\n", o->peer, o->port);
+        return 1;
+    }
+    set_nodelay(fd);
+    set_timeout(fd, 1000);
+    set_busy_poll(fd, o->busy_poll);
+    for (int s = 0; s < o->nsizes; s++) {
+        int size = o->sizes[s];
+        uint32_t hdr[2] = { size, o->warmup + o->iters };
+        memset(buf, 0x5a, size);
+        if (io_full(fd, (uint8_t *)hdr, sizeof(hdr), 1)) {
+            die("write");
+        }
+        for (i = -o->warmup; i < o->iters; i++) {
+            int64_t t0 = now_ns();
+            if (io_full(fd, buf, size, 1) || io_full(fd, buf, size, 0)) {
+                printf("ERROR no reply to a message of %d bytes within 1 s\n", size);
+                return 1;
+            }
+            int64_t t1 = now_ns();
+            if (i >= 0) {
+                rtt[i] = t1 - t0;
+            }
+        }
+        report(o, size, rtt);
+    }
+    close(fd);                  /* ends the server */
     return 0;
 }
 
@@ -245,7 +362,7 @@ static int flood(const struct opts *o)
 {
     static uint8_t buf[MAX_PAYLOAD];
     struct sockaddr_in to;
-    int fd = peer_socket(o, &to);
+    int fd = peer_socket(o, &to, SOCK_DGRAM);
     long sent = 0, refused = 0;
 
     memset(buf, 0xa5, o->size);
@@ -284,7 +401,7 @@ static void usage(void)
             "       udp_pingpong ping --peer HOST [--port P] [--sizes A,B,..] [--iters N] "
             "[--warmup W]\n"
             "       udp_pingpong flood --peer HOST [--port P] [--size S] [--count N]\n"
-            "echo and ping take --busy-poll US; sizes are %d to %d bytes; iters 1 to %d\n", MIN_PAYLOAD, MAX_PAYLOAD, MAX_ITERS);
+            "echo and ping take --tcp and --busy-poll US; sizes are %d to %d bytes; iters 1 to %d\n", MIN_PAYLOAD, MAX_PAYLOAD, MAX_ITERS);
     exit(2);
 }
 
@@ -301,6 +418,10 @@ int main(int argc, char **argv)
     o.mode = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--tcp")) {
+            o.tcp = 1;
+            continue;
+        }
         if (!v) {
             usage();
         }
@@ -331,13 +452,13 @@ int main(int argc, char **argv)
         usage();
     }
     if (!strcmp(o.mode, "echo")) {
-        return echo_server(&o);
+        return o.tcp ? tcp_echo_server(&o) : echo_server(&o);
     }
     if (!o.peer) {
         usage();
     }
     if (!strcmp(o.mode, "ping")) {
-        return ping_client(&o);
+        return o.tcp ? tcp_ping_client(&o) : ping_client(&o);
     }
     if (!strcmp(o.mode, "flood")) {
         return flood(&o);

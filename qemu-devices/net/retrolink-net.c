@@ -100,7 +100,7 @@ typedef struct RlNetFrame {
 
 typedef struct RlNetState {
     NetClientState nc;
-    RlLink *link;
+    RlPort *port;
     RlSched sched;
     RlServer bus;               /* the NIC's bus: one DMA at a time, tx and rx alike */
     uint32_t node;
@@ -158,7 +158,7 @@ static int64_t rlnet_station(RlNetState *s, const uint8_t *mac)
 static void rlnet_send_to_all(RlNetState *s, uint64_t ready, const uint8_t *buf,
                               uint32_t len)
 {
-    rl_link_send(s->link, ready, RL_NODE_BROADCAST, 0, buf, len);
+    rl_port_send(s->port, ready, RL_NODE_BROADCAST, 0, buf, len);
 }
 
 /* The NIC sent a frame (vCPU thread, during the access that sent it). */
@@ -184,7 +184,7 @@ static ssize_t rlnet_receive(NetClientState *nc, const uint8_t *buf, size_t size
             return size;
         }
     }
-    if (!rl_link_is_up(s->link)) {
+    if (!rl_port_is_up(s->port)) {
         rlnet_drop(s, RLNET_DROP_TX_NO_FABRIC, size);
         return size;
     }
@@ -203,7 +203,7 @@ static ssize_t rlnet_receive(NetClientState *nc, const uint8_t *buf, size_t size
     if (dst == RL_NODE_BROADCAST) {
         rlnet_send_to_all(s, ready, wire, len);
     } else {
-        rl_link_send(s->link, ready, dst, 0, wire, len);
+        rl_port_send(s->port, ready, dst, 0, wire, len);
     }
     s->tx_frames++;
     s->tx_bytes += size;
@@ -406,7 +406,16 @@ static uint64_t rlnet_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     return MAX(rlnet_add(send, s->tx_least), now);
 }
 
-static const RlLinkOps rlnet_link_ops = {
+/* The cluster started: node ids are 0 .. nodes - 1 (MACs name them, docs/ethernet.md). */
+static void rlnet_link_welcome(void *opaque, uint32_t nodes)
+{
+    RlNetState *s = opaque;
+
+    s->nodes = nodes;
+}
+
+static const RlPortOps rlnet_link_ops = {
+    .welcome = rlnet_link_welcome,
     .frame = rlnet_link_frame,
     .link = rlnet_link_status,
     .promise = rlnet_promise,
@@ -461,8 +470,8 @@ static void rlnet_cleanup(NetClientState *nc)
         qemu_remove_exit_notifier(&s->exit_notifier);
         s->exit_notifier.notify = NULL;
     }
-    rl_link_close(s->link);
-    s->link = NULL;
+    rl_port_close(s->port);
+    s->port = NULL;
     if (s->sched.heap) {
         rl_sched_filter(&s->sched, rlnet_drop_all, s);
         rl_sched_destroy(&s->sched);
@@ -519,13 +528,12 @@ int net_init_retrolink(const Netdev *netdev, const char *name, NetClientState *p
     char link_name[RL_NAME_LEN];
     snprintf(link_name, sizeof(link_name), "eth-node%u", s->node);
     /* least delay from a frame arriving to a frame sent because of it */
-    s->link = rl_link_connect(o->fabric, s->node, link_name, s->rx_least + s->tx_least,
-                              &rlnet_link_ops, s, errp);
-    if (!s->link) {
+    s->port = rl_port_attach(o->fabric, s->node, s->network, RL_PROTO_ETHERNET, link_name,
+                             s->rx_least + s->tx_least, &rlnet_link_ops, s, errp);
+    if (!s->port) {
         error_prepend(errp, "retrolink netdev: ");
         goto fail;
     }
-    s->nodes = rl_link_nodes(s->link);
     error_setg(&s->migration_blocker, "retrolink netdev %s: frames in flight and the "
                "fabric connection are not migratable", name);
     if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {

@@ -16,14 +16,23 @@ def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path 
         # the node's instruction time: `retrolink-fabric --check` compares it with the
         # topology's least latency before anything boots
         lines.append(f"node {n} name=node{n} granularity_ns={2 ** machine.cluster.node_icount_shift(n)}")
-    # one network per cluster so far (Machine.graph_problems), joined by every VM node
-    (link,) = machine.networks.values()
-    for i, s in enumerate(link.synthetic):
-        nid = machine.cluster.nodes + i
-        lines.append(f"synthetic {nid} name={s.name} dst={s.dst} size={s.size} "
-                     f"interval_ns={s.interval_ns} start_ns={s.start_ns} count={s.count}")
-    params = " ".join(f"{k}={v}" for k, v in sorted(link.fabric_params().items()))
-    lines.append(f"topology {link.topology} {params}")
+    # every network, in the file's order: its id is its index (Machine.network_index),
+    # its stations the VM nodes with its board, then its synthetic nodes
+    synthetic_id = machine.cluster.nodes
+    for index, (name, net) in enumerate(machine.networks.items()):
+        stations = machine.stations(name)
+        for s in net.synthetic:
+            lines.append(f"synthetic {synthetic_id} name={s.name} dst={s.dst} size={s.size} "
+                         f"interval_ns={s.interval_ns} start_ns={s.start_ns} count={s.count} "
+                         f"net={index}")
+            stations.append(synthetic_id)
+            synthetic_id += 1
+        protocols = {b.PROTOCOL for b in machine.boards.values() if b.network == name}
+        protocol = protocols.pop() if len(protocols) == 1 else "any"
+        lines.append(f"network {index} name={name} stations={','.join(map(str, stations))} "
+                     f"protocol={protocol}")
+        params = " ".join(f"{k}={v}" for k, v in sorted(net.fabric_params().items()))
+        lines.append(f"topology {net.topology} {params}")
     lines.append(f"stats {stats}")
     lines.append(f"status {stats.parent / 'fabric-status.json'}")
     lines.append(f"stall_report_s {STALL_REPORT_S}")

@@ -30,6 +30,10 @@ IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/m
                  "kernel/drivers/net/ethernet/dec/tulip/tulip.ko"]
 # what depmod needs besides the modules themselves (built-in modules count as present)
 IMAGE_MODULE_INDEXES = ["modules.builtin", "modules.builtin.modinfo", "modules.order"]
+# stock network benchmarks the guests run unmodified (docs/ethernet.md), each the host's
+# copy from its Debian package (deps/apt.txt) with its shared libraries: tool -> package
+GUEST_TOOLS = {"/usr/bin/iperf3": "iperf3", "/usr/bin/NPtcp": "netpipe-tcp",
+               "/usr/bin/qperf": "qperf", "/usr/bin/sockperf": "sockperf"}
 
 
 def shared_libraries(binary: Path) -> list[Path]:
@@ -64,6 +68,10 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
     shutil.copy2(INIT, root / "init")
     (root / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
     (root / "etc" / "group").write_text("root:x:0:\n")
+    # glibc's tools look names up in /etc/hosts only (there is no DNS on the nodes), and
+    # protocols by name (NPtcp exits without getprotobyname("tcp"))
+    (root / "etc" / "nsswitch.conf").write_text("hosts: files\nprotocols: files\n")
+    (root / "etc" / "protocols").write_text("ip 0 IP\nicmp 1 ICMP\ntcp 6 TCP\nudp 17 UDP\n")
     (root / "etc" / "profile").write_text('PS1="$(hostname)# "\nexport PATH=/usr/bin:/bin:/usr/sbin:/sbin\n')
     for rel in IMAGE_MODULES + IMAGE_MODULE_INDEXES:
         src = kernel.modules / rel
@@ -82,7 +90,10 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
             if d != modules and not any(d.iterdir()):
                 d.rmdir()
     run_logged(["depmod", "-b", root, kernel.abi], log)
-    for tool in extra_tools:
+    for tool, package in [*GUEST_TOOLS.items(), *((t, None) for t in extra_tools)]:
+        if not Path(tool).exists():
+            raise StepFailed(f"{tool} missing on the host" +
+                             (f": install the Debian package {package}" if package else ""))
         add_host_tool(root, Path(tool))
     for p in [root, *root.rglob("*")]:
         os.utime(p, (0, 0), follow_symlinks=False)

@@ -22,9 +22,11 @@ lib = ffi.dlopen(None)
 MAGIC, VERSION = lib.RL_WIRE_MAGIC, lib.RL_WIRE_VERSION
 NEVER = lib.RL_TIME_NEVER
 BROADCAST = lib.RL_NODE_BROADCAST          # a FRAME's dst: every other node of the network
-HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE = (
+HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE, ATTACH = (
     lib.RL_MSG_HELLO, lib.RL_MSG_WELCOME, lib.RL_MSG_FRAME, lib.RL_MSG_DELIVER, lib.RL_MSG_SYNC,
-    lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE)
+    lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE, lib.RL_MSG_ATTACH)
+# what a port's frames are (ATTACH), and what a network carries (the fabric's config)
+PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET}
 
 
 def _pack(ctype: str, msg_type: int, node: int, time_ns: int, payload: bytes = b"", **fields):
@@ -41,18 +43,22 @@ def _pack(ctype: str, msg_type: int, node: int, time_ns: int, payload: bytes = b
     return bytes(ffi.buffer(m)) + payload
 
 
-def hello(node, reaction_ns=1000, granularity_ns=1, name="fake", time_ns=0):
+def hello(node, reaction_ns=1000, granularity_ns=1, name="fake", time_ns=0, ports=0):
     return _pack("struct rl_hello", HELLO, node, time_ns, reaction_ns=reaction_ns,
-                 granularity_ns=granularity_ns, name=name)
+                 granularity_ns=granularity_ns, name=name, ports=ports)
+
+
+def attach(node, net, protocol=0, time_ns=0):
+    return _pack("struct rl_attach", ATTACH, node, time_ns, net=net, protocol=protocol)
 
 
 def sync(node, time_ns, promise_ns):
     return _pack("struct rl_sync", SYNC, node, time_ns, promise_ns=promise_ns)
 
 
-def frame(node, ready_ns, dst, payload=b"", seq=0, flags=0):
+def frame(node, ready_ns, dst, payload=b"", seq=0, flags=0, net=0):
     return _pack("struct rl_frame", FRAME, node, ready_ns, payload, src=node, dst=dst,
-                 len=len(payload), seq=seq, flags=flags)
+                 len=len(payload), seq=seq, flags=flags, net=net)
 
 
 def bye(node, time_ns):
@@ -68,13 +74,13 @@ def grant(node, time_ns):
     return _pack("struct rl_msg_hdr", GRANT, node, time_ns)
 
 
-def deliver(node, arrival_ns, src, payload=b"", seq=0, flags=0):
+def deliver(node, arrival_ns, src, payload=b"", seq=0, flags=0, net=0):
     return _pack("struct rl_frame", DELIVER, node, arrival_ns, payload, src=src, dst=node,
-                 len=len(payload), seq=seq, flags=flags)
+                 len=len(payload), seq=seq, flags=flags, net=net)
 
 
-def link_status(node, time_ns, peer, up):
-    return _pack("struct rl_link_status", LINK, node, time_ns, peer=peer, up=int(up))
+def link_status(node, time_ns, peer, up, net=0):
+    return _pack("struct rl_link_status", LINK, node, time_ns, peer=peer, up=int(up), net=net)
 
 
 def unpack(data: bytes) -> dict:
@@ -84,19 +90,22 @@ def unpack(data: bytes) -> dict:
            "magic": h.magic, "version": h.version}
     if h.type in (DELIVER, FRAME):
         f = ffi.from_buffer("struct rl_frame *", data)
-        out.update(src=f.src, dst=f.dst, len=f.len, seq=f.seq,
+        out.update(src=f.src, dst=f.dst, len=f.len, seq=f.seq, net=f.net, flags=f.flags,
                    payload=bytes(data[ffi.sizeof("struct rl_frame"):]))
     elif h.type == SYNC:
         out["promise"] = ffi.from_buffer("struct rl_sync *", data).promise_ns
     elif h.type == HELLO:
         m = ffi.from_buffer("struct rl_hello *", data)
-        out.update(reaction=m.reaction_ns, granularity=m.granularity_ns,
+        out.update(reaction=m.reaction_ns, granularity=m.granularity_ns, ports=m.ports,
                    name=ffi.string(m.name).decode(errors="replace"))
+    elif h.type == ATTACH:
+        a = ffi.from_buffer("struct rl_attach *", data)
+        out.update(net=a.net, protocol=a.protocol)
     elif h.type == WELCOME:
         out["nodes"] = ffi.from_buffer("struct rl_welcome *", data).nodes
     elif h.type == LINK:
         s = ffi.from_buffer("struct rl_link_status *", data)
-        out.update(peer=s.peer, up=s.up)
+        out.update(peer=s.peer, up=s.up, net=s.net)
     elif h.type == ERROR:
         out["text"] = ffi.string(ffi.from_buffer("struct rl_error *", data).text).decode()
     return out

@@ -187,7 +187,7 @@ def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path
         assert "only-migratable" in r["error"]["desc"], r
         q.clock_step(2_000_000)                 # past the grant the link had armed
         assert fabric.wait_for(wire.BYE)        # from realize: the link is closed
-        assert [m["type"] for m in fabric.received] == [wire.HELLO, wire.BYE]
+        assert [m["type"] for m in fabric.received] == [wire.HELLO, wire.ATTACH, wire.BYE]
         r = q.qmp("device_add", driver="retrolink-sx", bus="rp", fabric=str(tmp_path / "none"))
         assert "retrolink-sx: cannot connect to the fabric" in r["error"]["desc"], r
         q.clock_step(2_000_000)

@@ -12,12 +12,18 @@ from retrolink import wire
 
 
 class FakeNode:
-    def __init__(self, sock_path: Path, node: int, reaction_ns=10_000, granularity_ns=1):
+    def __init__(self, sock_path: Path, node: int, reaction_ns=10_000, granularity_ns=1,
+                 ports: list[tuple[int, str]] | None = None):
+        """ports: (network id, protocol name) for each ATTACH after HELLO; None: attach
+        nothing (network 0 only, the single-network form)."""
         self.node = node
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.connect(self.s, sock_path)
         self.s.settimeout(3)
-        self.s.sendall(wire.hello(node, reaction_ns, granularity_ns, name=f"fake{node}"))
+        self.s.sendall(wire.hello(node, reaction_ns, granularity_ns, name=f"fake{node}",
+                                  ports=len(ports or ())))
+        for net, protocol in ports or ():
+            self.s.sendall(wire.attach(node, net, wire.PROTOCOLS[protocol]))
         self.delivered: list[dict] = []
         self.links: list[dict] = []
         self.grant = None
@@ -78,8 +84,8 @@ class FakeNode:
         self.grant = m["time"]
         return True
 
-    def send(self, ready_ns: int, dst: int, payload: bytes, seq=0):
-        self.s.sendall(wire.frame(self.node, ready_ns, dst, payload, seq))
+    def send(self, ready_ns: int, dst: int, payload: bytes, seq=0, net=0):
+        self.s.sendall(wire.frame(self.node, ready_ns, dst, payload, seq, net=net))
 
     def raw(self, data: bytes):
         self.s.sendall(data)

@@ -132,7 +132,7 @@ def test_deterministic_whatever_the_host_order(fabric, tmp_path):
      "topology p2p rate=1\n", "below 2^63"),
     ("nodes 2\ntopology mesh rate=1\n", "unknown topology 'mesh'"),
     ("nodes 2\n", "needs 'socket', 'nodes' and 'topology'"),
-    ("nodes 3\ntopology p2p rate=1\n", "exactly 2 nodes"),
+    ("nodes 3\ntopology p2p rate=1\n", "exactly 2 stations"),
     ("nodes 2\nsynthetic 1 dst=0 size=1\ntopology p2p rate=1\n", "synthetic 1: needs"),
 ])
 def test_config_errors_name_the_line_and_exit_2(artifacts, tmp_path, config, expect):

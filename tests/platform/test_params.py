@@ -60,6 +60,6 @@ def test_a_board_sets_exactly_its_declared_properties():
     m = load_machine("sure-sx")
     args = m.boards["sx"].qemu_args(0, 3, paths.REPO / "f.sock", 0)
     props = dict(kv.split("=", 1) for kv in args[1].split(",")[1:])
-    assert props.pop("node") == "0" and props.pop("fabric")
+    assert props.pop("node") == "0" and props.pop("fabric") and props.pop("network") == "0"
     assert props == {p.qemu: str(p.default if not isinstance(p.default, float)
                                  else repr(p.default)) for p in params(BOARDS["sx"])}

@@ -27,6 +27,8 @@ def bench_main(args) -> int:
     from ..build import build_all
     from . import report, sx
     overrides, sweeps = parse_overrides(args.set), _sweeps(args.sweep)
+    if args.which == "net":
+        return _bench_net(args, overrides, sweeps)
     # validate the machine (and every sweep value) before building or booting anything
     from ..machine import load_machine
     load_machine(args.machine, overrides)
@@ -64,6 +66,33 @@ def bench_main(args) -> int:
         say(f"SURE-SX benchmarks on {args.machine} (boots the cluster 3 times)")
         result = sx.run_sx(args.machine, overrides, art, args.quick)
         print(report.sx_table(result), flush=True)
+    _write_json(args, result, time.monotonic() - start)
+    return 0
+
+
+def _bench_net(args, overrides: dict, sweeps) -> int:
+    """`bench net`: its own machines (bench/net.toml); --set applies to each."""
+    from ..build import build_all
+    from ..machine import load_machine
+    from . import net, report
+    if sweeps:
+        raise MachineError("bench net takes no --sweep")
+    for name in net.load_definition(args.quick)["machines"].values():
+        load_machine(name, overrides)
+    art = build_all()
+    start = time.monotonic()
+    say("Ethernet benchmarks on the hub and the switch machines (boots 3 times)")
+    result = net.run_net(overrides, art, args.quick)
+    print(report.net_table(result), flush=True)
+    out_dir = paths.REPO / "results"
+    out_dir.mkdir(exist_ok=True)
+    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
+    png = out_dir / _file_name(f"net{'-quick' if args.quick else ''}{fixed}.png")
+    try:
+        report.net_plot(result, png)
+        say(f"plot: {png}")
+    except Exception as e:      # the measured points matter more than their picture
+        say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")
     _write_json(args, result, time.monotonic() - start)
     return 0
 

@@ -102,3 +102,62 @@ def _axes(ax, xlabel, ylabel, title):
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
+
+
+def _net_setup(p: dict) -> str:
+    (board,) = p["boards"].values()
+    (net,) = p["networks"].values()
+    return f"{p['machine']}: {p['nodes']} x {board['model']}, {net['topology']} {net['rate'] * 8 / 1e6:g} Mb/s"
+
+
+def net_table(r: dict) -> str:
+    """`bench net`: latency vs size for each machine and protocol, throughput, hub load."""
+    names = sorted(r)
+    lines = ["Ethernet benchmarks (measured in the guests under the timed model; "
+             "MB = 10^6 bytes, us = guest microseconds)"]
+    lines += [f"  {n}: {_net_setup(r[n]['parameters'])}" for n in names]
+    lines += ["", "one-way latency (round trip / 2), us",
+              "  size_B" + "".join(f"  {n + '_udp':>11}  {n + '_tcp':>11}" for n in names)]
+    for size in sorted(r[names[0]]["udp_latency_us"], key=int):
+        lines.append(f"  {int(size):6d}" + "".join(
+            f"  {r[n]['udp_latency_us'][size]:11.1f}  {r[n]['tcp_latency_us'][size]:11.1f}"
+            for n in names))
+    lines += ["", "bulk TCP throughput (iperf3, node 0 -> node 1), MB/s"]
+    lines += [f"  {n:>8}  {r[n]['throughput_MBps']:9.3f}" for n in names]
+    for n in names:
+        if "hub_load" in r[n]:
+            lines += ["", f"{n}: aggregate UDP throughput vs busy stations (iperf3 to the last node)",
+                      "  stations  offered_MBps  delivered_MBps  collisions"]
+            lines += [f"  {p['stations']:8d}  {p['offered_MBps']:12.3f}  {p['delivered_MBps']:14.3f}"
+                      f"  {p['collisions']:10d}" for p in r[n]["hub_load"]]
+    return "\n".join(lines)
+
+
+def net_plot(r: dict, path: Path) -> Path:
+    """Latency vs size (UDP and TCP, each machine), and the hub's delivered throughput and
+    collisions vs offered load, a line per number of busy stations."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.2))
+    for n in sorted(r):
+        for proto in ("udp", "tcp"):
+            lat = r[n][f"{proto}_latency_us"]
+            sizes = sorted(map(int, lat))
+            a.plot(sizes, [lat[str(s)] for s in sizes], marker="o", label=f"{n} {proto.upper()}")
+    a.set_xscale("log", base=2)
+    _axes(a, "message size (bytes)", "one-way latency (us)", "latency vs message size")
+    loads = [(n, r[n]["hub_load"]) for n in sorted(r) if "hub_load" in r[n]]
+    for n, points in loads:
+        for k in sorted({p["stations"] for p in points}):
+            mine = [p for p in points if p["stations"] == k]
+            xs = [p["offered_MBps"] for p in mine]
+            b.plot(xs, [p["delivered_MBps"] for p in mine], marker="s", label=f"{n}, {k} busy")
+            c.plot(xs, [p["collisions"] for p in mine], marker="D", label=f"{n}, {k} busy")
+    _axes(b, "offered load (MB/s)", "delivered (MB/s)", "hub: aggregate throughput")
+    _axes(c, "offered load (MB/s)", "collisions", "hub: collisions")
+    fig.suptitle("retrolink bench net")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -28,3 +28,20 @@ def parse_results(node: int, lines: list[str]) -> list[Result]:
 def find(results: list[Result], name: str, **match) -> list[Result]:
     return [r for r in results if r.name == name
             and all(r.fields.get(k) == str(v) for k, v in match.items())]
+
+
+def load_definition(path, quick: bool) -> tuple[dict, dict | None]:
+    """A benchmark definition (bench/*.toml); with quick, its [quick] sizes and latency
+    iterations replace the full ones, and the [quick] table is returned for the rest."""
+    import tomllib
+    d = tomllib.loads(path.read_text())
+    if not quick:
+        return d, None
+    q = d["quick"]
+    d["sizes"] = q["sizes"]
+    d["latency"] = {"iters": q["iters"], "warmup": q["warmup"]}
+    return d, q
+
+
+def csv(values) -> str:
+    return ",".join(str(v) for v in values)

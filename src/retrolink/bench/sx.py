@@ -4,7 +4,6 @@ Each measurement boots the cluster once and runs sx_bench on the nodes (bench/sx
 the numbers come from the RESULT lines sx_bench prints, timed by the guest's clock,
 which under icount is the model's virtual time.
 """
-import tomllib
 from dataclasses import dataclass
 
 from .. import paths
@@ -12,25 +11,19 @@ from ..machine import Machine, load_machine
 from ..node_command import Artifacts
 from ..progress import StepFailed, say
 from ..runner import run_cluster
-from .results import Result, find, parse_results
+from . import results
+from .results import Result, csv, find, parse_results
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
 SX_FRAME_HEADER = 16      # bytes the board adds to each message on the ring (SxWire in sx.c)
 
 
 def load_definition(quick: bool) -> dict:
-    d = tomllib.loads(DEFINITION.read_text())
-    if quick:
-        q = d["quick"]
-        d["sizes"] = q["sizes"]
-        d["latency"] = {"iters": q["iters"], "warmup": q["warmup"]}
+    d, q = results.load_definition(DEFINITION, quick)
+    if q:
         d["throughput"] = dict(d["throughput"], count=q["count"])
         d["rates"] = {"count": q["count"]}
     return d
-
-
-def _csv(values) -> str:
-    return ",".join(str(v) for v in values)
 
 
 def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str) -> list[Result]:
@@ -55,7 +48,7 @@ def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: s
 
 def measure_latency_and_throughput(machine, art, d, sizes) -> dict:
     lat, tp = d["latency"], d["throughput"]
-    node0 = (f"sx_bench pingpong --peer 1 --sizes {_csv(sizes)} --iters {lat['iters']} "
+    node0 = (f"sx_bench pingpong --peer 1 --sizes {csv(sizes)} --iters {lat['iters']} "
              f"--warmup {lat['warmup']}")
     node1 = "sx_bench echo --peer 0"
     for s in sizes:

@@ -19,6 +19,11 @@ class BoardBase(Strict):
     # the largest frame the board puts on its network, and what it is (0: no bound)
     MAX_FRAME_BYTES: ClassVar[int] = 0
     MAX_FRAME_WHAT: ClassVar[str] = ""
+    # what its frames are (enum rl_protocol in rl-wire.h): the fabric refuses a port of
+    # another protocol on its network
+    PROTOCOL: ClassVar[str] = "any"
+    # it sends frames to every other station (RL_NODE_BROADCAST), and why
+    NEEDS_BROADCAST: ClassVar[str] = ""
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
@@ -40,8 +45,13 @@ class BoardBase(Strict):
 
     def check(self, network) -> list[str]:
         """What this board cannot work with on that network (empty: nothing)."""
+        problems = []
         if network.mtu < self.MAX_FRAME_BYTES:
-            return [f"mtu = {network.mtu}: the {self.model} board sends frames of up to "
-                    f"{self.MAX_FRAME_BYTES} bytes ({self.MAX_FRAME_WHAT}), which the fabric "
-                    "would drop; raise the network's mtu to at least that"]
-        return []
+            problems.append(f"mtu = {network.mtu}: the {self.model} board sends frames of up "
+                            f"to {self.MAX_FRAME_BYTES} bytes ({self.MAX_FRAME_WHAT}), which "
+                            "the fabric would drop; raise the network's mtu to at least that")
+        if self.NEEDS_BROADCAST and not network.BROADCAST:
+            problems.append(f"topology = \"{network.topology}\" carries no broadcast, which the "
+                            f"{self.model} board needs ({self.NEEDS_BROADCAST}); use a topology "
+                            "with broadcast (docs/fabric.md, \"Broadcast\")")
+        return problems

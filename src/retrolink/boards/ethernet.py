@@ -56,18 +56,12 @@ class EthernetBoard(BoardBase):
                                   "link_fail_inhibit_timer (750-1000 ms); 0: up at power on")
 
     IP_NETWORKING: ClassVar[bool] = True
+    PROTOCOL: ClassVar[str] = "ethernet"
+    NEEDS_BROADCAST: ClassVar[str] = "ARP and every Ethernet broadcast and multicast"
     # the largest frame the guest sends at its default MTU: 1500 bytes of IP behind the
     # 14-byte Ethernet header (the fabric carries frames without their FCS)
     MAX_FRAME_BYTES: ClassVar[int] = 1500 + 14
     MAX_FRAME_WHAT: ClassVar[str] = "an IP MTU of 1500 and the Ethernet header"
-
-    def check(self, network) -> list[str]:
-        problems = super().check(network)
-        if network.topology in ("switch", "min"):
-            # ARP and IPv6 neighbour discovery need broadcast, which these drop
-            problems.append(f'topology = "{network.topology}" carries no broadcast, which '
-                            "Ethernet needs (ARP); use p2p, token_ring, hub or ethernet_switch")
-        return problems
 
     def guest_modules(self) -> tuple[str, ...]:
         return (NICS[self.model][1],)

@@ -44,10 +44,12 @@ class SxBoard(BoardBase):
     MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
     MAX_FRAME_WHAT: ClassVar[str] = "a 4 KB message and its header"
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("sx",)
+    PROTOCOL: ClassVar[str] = "sx"
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
-        props = {"node": station, "fabric": str(fabric_socket), **self.qemu_props()}
+        props = {"node": station, "network": network_index, "fabric": str(fabric_socket),
+                 **self.qemu_props()}
         return ["-device", "retrolink-sx," + ",".join(f"{k}={v}" for k, v in props.items())]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from retrolink import wire
 
-HEADER, SYNC_SIZE, FRAME_HEADER = 24, 32, 48
+HEADER, SYNC_SIZE = 24, 32
+FRAME_HEADER = wire.ffi.sizeof("struct rl_frame")
+ATTACH_SIZE = wire.ffi.sizeof("struct rl_attach")
 MAX_MESSAGE = FRAME_HEADER + 65536
 
 
@@ -44,6 +46,13 @@ class FakeFabric(threading.Thread):
             if hello is None:
                 return
             self.node, self.granularity = hello["node"], max(1, hello["granularity"])
+            # the node's ports, one ATTACH each (kept in self.received)
+            self.ports = []
+            for _ in range(hello["ports"]):
+                m = self.check(conn.recv(MAX_MESSAGE + 1), expect=wire.ATTACH)
+                if m is None:
+                    return
+                self.ports.append((m["net"], m["protocol"]))
             conn.sendall(wire.welcome(hello["node"], self.first_grant, self.nodes))
             while True:
                 try:
@@ -83,7 +92,7 @@ class FakeFabric(threading.Thread):
     def violation(self, why: str) -> None:
         self.violations.append(why)
 
-    def check(self, data: bytes, expect_hello: bool = False) -> dict | None:
+    def check(self, data: bytes, expect_hello: bool = False, expect=None) -> dict | None:
         """Parse and check one message from the node; None (and a violation) if it is
         malformed, else the message, which is kept in self.received."""
         if len(data) < HEADER:
@@ -101,10 +110,14 @@ class FakeFabric(threading.Thread):
             self.violation(f"message type {kind} where {'HELLO' if expect_hello else 'no HELLO'}"
                            " was due")
             return None
+        if (expect == wire.ATTACH) != (kind == wire.ATTACH):
+            self.violation(f"message type {kind} where {'an' if expect else 'no'} ATTACH was due")
+            return None
         if self.node is not None and m["node"] != self.node:
             self.violation(f"node field {m['node']} on node {self.node}'s connection")
-        size = {wire.HELLO: 72, wire.SYNC: SYNC_SIZE, wire.BYE: HEADER}.get(kind)
-        if kind not in (wire.HELLO, wire.SYNC, wire.BYE, wire.FRAME):
+        size = {wire.HELLO: 72, wire.SYNC: SYNC_SIZE, wire.BYE: HEADER,
+                wire.ATTACH: ATTACH_SIZE}.get(kind)
+        if kind not in (wire.HELLO, wire.ATTACH, wire.SYNC, wire.BYE, wire.FRAME):
             self.violation(f"message type {kind} is not one a node may send")
             return None
         if size is not None and len(data) != size:

@@ -6,6 +6,8 @@ from typing import Annotated, Union
 from pydantic import Field
 
 from .base import NetworkBase, Synthetic
+from .ethernet_switch import EthernetSwitchNetwork
+from .hub import HubNetwork
 from .min import MinNetwork
 from .p2p import P2PNetwork
 from .switch import SwitchNetwork
@@ -14,6 +16,8 @@ from .token_ring import TokenRingNetwork
 TOPOLOGIES: dict[str, type[NetworkBase]] = {
     "p2p": P2PNetwork, "token_ring": TokenRingNetwork, "switch": SwitchNetwork,
     "min": MinNetwork,
+    "hub": HubNetwork,
+    "ethernet_switch": EthernetSwitchNetwork,
 }
 
 Network = Annotated[Union[tuple(TOPOLOGIES.values())], Field(discriminator="topology")]

@@ -1,4 +1,6 @@
 """What every network has, whatever its topology (docs/fabric.md)."""
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict, param
@@ -18,9 +20,11 @@ class NetworkBase(Strict):
     rate: Rate = param(unit="bytes/s", source="the machine file: the link's data rate")
     mtu: int = param(4500, ge=1, le=65536, unit="bytes",
                      source="our choice: FDDI's largest frame (4500 bytes); larger frames are dropped")
-    overhead_bytes: int = param(0, ge=0, le=4096, unit="bytes",
-                                source="the machine file: framing sent with every frame")
     synthetic: list[Synthetic] = []
+
+    # it delivers a frame for RL_NODE_BROADCAST to every other station (fabric/topo_*.c,
+    # struct topology_ops.broadcast)
+    BROADCAST: ClassVar[bool] = True
 
     def fabric_params(self) -> dict:
         """The topology's keys in the fabric's configuration (all but the kind itself and
@@ -31,3 +35,10 @@ class NetworkBase(Strict):
     def check(self, stations: int) -> list[str]:
         """What this topology cannot do with that many stations (empty: nothing)."""
         return []
+
+
+class OverheadNetwork(NetworkBase):
+    """A network whose framing is a fixed number of bytes per frame on the wire (the
+    Ethernet topologies spell theirs out instead: ethernet.py)."""
+    overhead_bytes: int = param(0, ge=0, le=4096, unit="bytes",
+                                source="the machine file: framing sent with every frame")

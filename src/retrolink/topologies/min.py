@@ -1,12 +1,13 @@
 """A multistage network of k x k switches, Omega wiring (fabric/topo_min.c)."""
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ..schema import Ns, param
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class MinNetwork(NetworkBase):
+class MinNetwork(OverheadNetwork):
     topology: Literal["min"]
+    BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
     mtu: int = param(508, ge=1, le=65536, unit="bytes", source="cenju-3.md: largest packet")
     k: int = param(4, ge=2, le=16, unit="ports", source="cenju-3.md: 4x4 crossbar switches")
     stages: int = param(4, ge=1, le=8, unit="stages", source="cenju-3.md: 4 stages, 4^4 = 256 ports")

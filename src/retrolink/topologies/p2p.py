@@ -2,10 +2,10 @@
 from typing import Literal
 
 from ..schema import Ns, param
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class P2PNetwork(NetworkBase):
+class P2PNetwork(OverheadNetwork):
     topology: Literal["p2p"]
     prop_ns: Ns = param(0, unit="ns", source="the machine file: signal propagation")
 

@@ -1,12 +1,13 @@
 """A Fibre Channel style switch with buffer-to-buffer credits (fabric/topo_switch.c)."""
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ..schema import Ns, param
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class SwitchNetwork(NetworkBase):
+class SwitchNetwork(OverheadNetwork):
     topology: Literal["switch"]
+    BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
     mtu: int = param(2112, ge=1, le=65536, unit="bytes",
                      source="puma-iii.md: largest FC frame payload")
     prop_ns: Ns = param(0, unit="ns", source="the machine file: signal propagation per link")

@@ -2,10 +2,10 @@
 from typing import Literal
 
 from ..schema import Ns, PositiveNs, param
-from .base import NetworkBase
+from .base import OverheadNetwork
 
 
-class TokenRingNetwork(NetworkBase):
+class TokenRingNetwork(OverheadNetwork):
     topology: Literal["token_ring"]
     station_delay_ns: PositiveNs = param(unit="ns", source="the machine file: the delay "
                                          "each station adds to a frame passing it")

@@ -71,5 +71,5 @@ def test_ethernet_is_refused_on_a_topology_without_broadcast(tmp_path):
     f = tmp_path / "m.toml"
     f.write_text('[cluster]\nnodes = 2\n[boards.nic]\nmodel = "e1000"\nnetwork = "fc"\n'
                  '[networks.fc]\ntopology = "switch"\nrate = "100MB/s"\nmtu = 2112\n')
-    with pytest.raises(MachineError, match='topology = "switch" carries no broadcast'):
+    with pytest.raises(MachineError, match='topology = "switch" carries no broadcast, which the e1000 board needs'):
         load_machine(str(f))

@@ -1,0 +1,166 @@
+"""`retrolink bench net`: the Ethernet benchmarks (bench/net.toml, docs/ethernet.md), on
+the hub machine and the switch machine, measured in the guests under the timed model.
+
+One boot per machine measures UDP and TCP (TCP_NODELAY) one-way latency vs message size
+(udp_pingpong, round trip / 2) and bulk TCP throughput (iperf3). One more boot of the hub
+machine measures its load: for each number of busy stations and offered load, nodes
+0..k-1 send iperf3 UDP streams at once to the last node, each point in its own slot of
+virtual time (the guests' clocks agree: they are the model's); the delivered rate is what
+the receiving iperf3 servers counted, and the collisions are the fabric's `collision`
+trace events inside the slot. The hub's load comes from VMs only: the fabric's synthetic
+stations send frames that no guest counts, so nothing would measure what they deliver.
+"""
+import json
+from datetime import datetime
+
+from .. import paths
+from ..machine import Machine, load_machine
+from ..node_command import RTC_BASE, Artifacts
+from ..progress import StepFailed, say
+from ..runner import run_cluster
+from . import results
+from .results import csv, find, parse_results
+from .sx import machine_parameters
+
+DEFINITION = paths.REPO / "bench" / "net.toml"
+RTC_BASE_EPOCH = int(datetime.fromisoformat(RTC_BASE + "+00:00").timestamp())
+UDP_PORT, TCP_PORT, IPERF_PORT = 7777, 7778, 5201
+SLOT_MARGIN_S = 3            # idle virtual seconds after each hub load point
+
+
+def load_definition(quick: bool) -> dict:
+    d, q = results.load_definition(DEFINITION, quick)
+    if q:
+        d["throughput"] = {"seconds": q["seconds"]}
+        d["hub_load"] = dict(d["hub_load"], stations=q["stations"],
+                             offered_MBps=q["offered_MBps"], seconds=q["seconds"])
+    return d
+
+
+def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str, trace=False):
+    say(f"  {machine.cluster.name}: {what}")
+    result = run_cluster(machine, art, scripts, "bench-net", trace=trace)
+    if result.problems:
+        out = "\n".join(f"    [node{r.node}] {l}" for r in result.nodes for l in r.lines[-8:])
+        raise StepFailed(f"benchmark '{what}' on {machine.cluster.name} failed:\n  "
+                         + "\n  ".join(result.problems) + f"\n{out}\n  logs: {result.run_dir}")
+    if (result.fabric_stats or {}).get("causality_violations", 0):
+        raise StepFailed(f"'{what}': the fabric counted causality violations; results would "
+                         f"not be exact (logs: {result.run_dir})")
+    return result
+
+
+def iperf_json(lines: list[str], tag: str) -> dict:
+    """The JSON iperf3 -J printed between `@@iperf TAG` and `@@end TAG` (after any warning
+    it prints first, e.g. that a UDP datagram exceeds the TCP MSS)."""
+    body = lines[lines.index(f"@@iperf {tag}") + 1:lines.index(f"@@end {tag}")]
+    return json.loads("\n".join(body[body.index("{"):]))
+
+
+def iperf_client(tag: str, args: str) -> str:
+    return f"echo '@@iperf {tag}' && iperf3 -J {args} && echo '@@end {tag}'"
+
+
+def received_MBps(report: dict) -> float:
+    """What the receiving iperf3 counted, in MB/s (10^6 bytes)."""
+    r = report["end"]["sum_received"]
+    return round(r["bytes"] / r["seconds"] / 1e6, 3)
+
+
+def measure_latency_and_throughput(machine: Machine, art: Artifacts, d: dict) -> dict:
+    lat, sizes = d["latency"], csv(d["sizes"])
+    ping = f"--peer node1 --sizes {sizes} --iters {lat['iters']} --warmup {lat['warmup']}"
+    node0 = (f"udp_pingpong ping {ping} --port {UDP_PORT} && "
+             f"udp_pingpong ping --tcp {ping} --port {TCP_PORT} && "
+             + iperf_client("tcp", f"-c node1 -p {IPERF_PORT} -t {d['throughput']['seconds']}"))
+    node1 = (f"udp_pingpong echo --port {UDP_PORT} & udp_pingpong echo --tcp --port {TCP_PORT} & "
+             f"iperf3 -s -1 -p {IPERF_PORT} >/dev/null && wait")
+    result = _run(machine, art, {0: node0, 1: node1}, "latency (UDP, TCP) and TCP throughput")
+    (n0,) = [r for r in result.nodes if r.node == 0]
+    res = parse_results(0, n0.lines)
+    out = {}
+    for proto in ("udp", "tcp"):
+        lat_us = {}
+        for s in d["sizes"]:
+            (r,) = find(res, "one_way_us", size=s, proto=proto) or [None]
+            if r is None:
+                raise StepFailed(f"udp_pingpong printed no {proto} one_way_us for size {s}")
+            lat_us[str(s)] = r.num("value")
+        out[f"{proto}_latency_us"] = lat_us
+    out["throughput_MBps"] = received_MBps(iperf_json(n0.lines, "tcp"))
+    return out
+
+
+def hub_load_points(d: dict) -> list[tuple[int, float]]:
+    h = d["hub_load"]
+    return [(k, load) for k in h["stations"] for load in h["offered_MBps"]]
+
+
+def hub_load_scripts(machine: Machine, d: dict, start_epoch: int) -> dict[int, str]:
+    """Each node's script: the last node serves, nodes 0..k-1 send in point i's slot."""
+    h, sink = d["hub_load"], machine.cluster.nodes - 1
+    slot = h["seconds"] + SLOT_MARGIN_S
+    points = hub_load_points(d)
+    senders = max(k for k, _ in points)
+    if senders >= machine.cluster.nodes:
+        raise StepFailed(f"hub_load: {senders} busy stations need {senders + 1} nodes")
+    # wait for the slot's start; a node already past it would shift every later point
+    wait = ('s=$(({t} - $(date +%s))); [ $s -gt 0 ] || {{ echo "ERROR late for the slot at {t}"; '
+            'exit 1; }}; sleep $((s - 1)); until [ $(date +%s) -ge {t} ]; do sleep 0.05; done')
+    scripts = {sink: " ".join(f"iperf3 -s -p {IPERF_PORT + i} >/dev/null &" for i in range(senders))
+               + f" {wait.format(t=start_epoch + slot * len(points))}"}
+    for i in range(senders):
+        steps = []
+        for p, (k, load) in enumerate(points):
+            if i < k:
+                steps.append("{ " + wait.format(t=start_epoch + slot * p) + "; " + iperf_client(
+                    f"p{p}", f"-u -c node{sink} -p {IPERF_PORT + i} -b {round(load * 8e6)} "
+                             f"-l {h['datagram']} -t {h['seconds']}") + "; }")
+        scripts[i] = " && ".join(steps)
+    return scripts
+
+
+def count_collisions(trace_text: str, start_epoch: int, slot_s: int, npoints: int) -> list[int]:
+    """The fabric's collision events in each point's slot of virtual time."""
+    counts = [0] * npoints
+    for line in trace_text.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) >= 2 and parts[1] == "collision":
+            p = (int(parts[0]) / 1e9 + RTC_BASE_EPOCH - start_epoch) // slot_s
+            if 0 <= p < npoints:
+                counts[int(p)] += 1
+    return counts
+
+
+def measure_hub_load(machine: Machine, art: Artifacts, d: dict) -> list[dict]:
+    h, points = d["hub_load"], hub_load_points(d)
+    slot = h["seconds"] + SLOT_MARGIN_S
+    # the first slot begins once every node has booted and brought its interface up
+    start = RTC_BASE_EPOCH + h["start_s"]
+    result = _run(machine, art, hub_load_scripts(machine, d, start),
+                  "aggregate throughput and collisions vs busy stations and offered load",
+                  trace=True)
+    collisions = count_collisions((result.run_dir / "fabric-trace.txt").read_text(), start,
+                                  slot, len(points))
+    out = []
+    for p, (k, load) in enumerate(points):
+        delivered = 0.0
+        for r in result.nodes:
+            if r.node < k:
+                delivered += received_MBps(iperf_json(r.lines, f"p{p}"))
+        out.append({"stations": k, "offered_MBps": round(k * load, 3),
+                    "delivered_MBps": round(delivered, 3), "collisions": collisions[p]})
+    return out
+
+
+def run_net(overrides: dict, art: Artifacts, quick: bool) -> dict:
+    d = load_definition(quick)
+    out = {}
+    for name, machine_name in sorted(d["machines"].items()):
+        machine = load_machine(machine_name, overrides)
+        r = measure_latency_and_throughput(machine, art, d)
+        if name == "hub":
+            r["hub_load"] = measure_hub_load(machine, art, d)
+        r["parameters"] = machine_parameters(machine)
+        out[name] = r
+    return out
