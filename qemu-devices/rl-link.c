@@ -215,7 +215,8 @@ static void rl_bye(RlLink *l)
 {
     struct rl_msg_hdr bye;
 
-    if (!l->up) {
+    /* before WELCOME (QEMU quits during setup) the fabric is owed no BYE: EOF says it */
+    if (!l->up || !l->started) {
         return;
     }
     rl_msg_hdr_init(&bye, RL_MSG_BYE, sizeof(bye), l->node, rl_now());

@@ -42,6 +42,8 @@ class FakeFabric(threading.Thread):
             conn, _ = self.listener.accept()
             conn.settimeout(120)
             data = conn.recv(MAX_MESSAGE + 1)
+            if not data:
+                return        # QEMU quit during setup (a configuration it refused): no HELLO due
             hello = self.check(data, expect_hello=True)
             if hello is None:
                 return
