@@ -4,9 +4,8 @@ import pytest
 from helpers import run_retrolink
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 def test_command_with_arguments_runs_on_every_node():

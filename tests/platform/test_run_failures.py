@@ -16,12 +16,7 @@ from retrolink.runner import run_cluster
 FAULT = "modprobe rl_fault && echo {} > /sys/kernel/debug/rl_fault/provoke"
 
 
-@pytest.fixture(scope="module")
-def built(artifacts):
-    return artifacts
-
-
-def test_a_kernel_warning_or_oops_fails_a_run_whose_command_finished(built):
+def test_a_kernel_warning_or_oops_fails_a_run_whose_command_finished(artifacts):
     """node0's kernel WARNs and its command goes on; node1 Oopses inside its command.
     Both fail the run, naming the node, the kernel's words and the kernel log."""
     cmd = (f'case $RETROLINK_NODE in 0) {FAULT.format("warn")}; echo survived;; '
@@ -38,7 +33,7 @@ def test_a_kernel_warning_or_oops_fails_a_run_whose_command_finished(built):
         assert f"node{n}-kernel.log" in r.stderr
 
 
-def test_output_that_looks_like_the_end_marker_is_kept(built):
+def test_output_that_looks_like_the_end_marker_is_kept(artifacts):
     """A command printing the old end marker, or one with a guessed nonce, goes on."""
     cmd = ("echo '@@retrolink-end rc=0'; echo '@@retrolink-end-0123456789abcdef rc=7'; "
            "printf 'no newline at the end'")

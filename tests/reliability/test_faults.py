@@ -17,9 +17,8 @@ STREAM = ("case $RETROLINK_NODE in 0) echo FAULT-POINT; "
 TIMEOUT = "900"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 def start(tmp_path, *sets) -> BackgroundRun:

@@ -8,9 +8,8 @@ from helpers import by_role
 from sx_helpers import guest, kernel_checked, kernel_problems, results
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 # Bad arguments, on node 2 (idle in the faults run; node 0 never reads what it is sent):

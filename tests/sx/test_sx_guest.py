@@ -9,9 +9,8 @@ from helpers import by_role, run_retrolink
 from sx_helpers import guest
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 def test_send_receive_semantics_and_error_paths():

@@ -9,9 +9,8 @@ from ethernet_runs import counters, eth_pair
 from helpers import by_role
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 def test_nodes_ping_each_other_by_name():

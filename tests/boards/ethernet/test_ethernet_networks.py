@@ -11,9 +11,8 @@ from retrolink.bench.net import iperf_client, iperf_json, received_MBps
 from retrolink.machine import load_machine
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 # node 0 pings and measures against node 1; node 2 runs NPtcp against node 3; every

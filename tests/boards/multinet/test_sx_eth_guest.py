@@ -8,9 +8,8 @@ import pytest
 from helpers import by_role, run_retrolink
 
 
-@pytest.fixture(scope="module", autouse=True)
-def built(artifacts):
-    return artifacts
+# every test here boots guests: build (incrementally) first, once per session
+pytestmark = pytest.mark.usefixtures("artifacts")
 
 
 # nodes 0 and 1 talk SX over the ring (3 stations: node 2's board is on it too) and UDP
