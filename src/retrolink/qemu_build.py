@@ -231,9 +231,17 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
                        env={"PATH": f"{venv_bin}:{os.environ['PATH']}"})
         stamp.write_text(json.dumps(want))
     binary = build / "qemu-system-x86_64"
-    jobs = str(os.cpu_count() or 2)
     digest = overlay_digest()
     forget_overlay_objects(build, digest)
+    run_ninja(build, binary, v, log)
+    # only after a build that succeeded: the objects are now those of this overlay
+    (build / OVERLAY_STAMP).write_text(digest)
+    return binary
+
+
+def run_ninja(build: Path, binary: Path, v, log: Path) -> None:
+    """Bring the binary up to date, quietly when there is little or nothing to do."""
+    jobs = str(os.cpu_count() or 2)
     # meson regenerates build.ninja first when its inputs changed (e.g. the device set):
     # then ninja -n below counts the real work, not just the regeneration
     run_logged(["ninja", "-C", build, "build.ninja"], log)
@@ -242,8 +250,7 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
                          capture_output=True, text=True)
     todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
     if todo == 0 and binary.exists():
-        (build / OVERLAY_STAMP).write_text(digest)
-        return binary
+        return
     if todo <= 10 and binary.exists():
         # ninja -n always lists qemu-version.h and what depends on it, which a real
         # run skips (restat): run it quietly and only say something if QEMU relinked
@@ -251,12 +258,9 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log)
         if binary.stat().st_mtime_ns != before:
             say(f"{v.what} relinked with the changed device files")
-        (build / OVERLAY_STAMP).write_text(digest)
-        return binary
+        return
     title = f"building {v.what} (first time: {v.first_build})" if todo > 100 else \
         f"rebuilding {v.what} ({todo} steps)"
     with step(title):
         run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log,
                    progress_total=todo, progress_marker="[", desc=v.what)
-    (build / OVERLAY_STAMP).write_text(digest)
-    return binary
