@@ -5,7 +5,7 @@ import pytest
 @pytest.fixture(scope="session")
 def artifacts():
     """QEMU, kernel, initramfs and fabric, built (incrementally) once per session."""
-    from retrolink.build import build_all
+    from retrolink.build.pipeline import build_all
     return build_all()
 
 
@@ -20,3 +20,14 @@ def cleanup():
         fabric.join(timeout=10)
         assert fabric.error is None, fabric.error
         assert not fabric.violations, fabric.violations
+
+
+# The ASan/UBSan build of QEMU for the fuzzer and the tests that need a sanitizer. The
+# first use builds it (several minutes on a cold cache): its progress is shown even though
+# pytest captures output.
+@pytest.fixture(scope="session")
+def asan_qemu(request, artifacts):
+    from retrolink.fuzz.cli import asan_qemu as build
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        return build()

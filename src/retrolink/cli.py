@@ -3,9 +3,9 @@ import argparse
 import subprocess
 import sys
 
-from . import paths
-from .machine import MachineError, load_machine, parse_overrides
-from .progress import StepFailed, say
+from retrolink import paths
+from retrolink.model.machine import MachineError, load_machine, parse_overrides
+from retrolink.progress import StepFailed, say
 
 DEFAULT_MACHINE = "sure-sx"
 
@@ -13,15 +13,15 @@ DEFAULT_MACHINE = "sure-sx"
 
 
 def cmd_build(args) -> int:
-    from .build import build_all
+    from retrolink.build.pipeline import build_all
     art = build_all()
     say(f"ready: {art.qemu}, {art.initrd}")
     return 0
 
 
 def cmd_run(args) -> int:
-    from .build import build_all
-    from .runner import guest_script, run_command
+    from retrolink.build.pipeline import build_all
+    from retrolink.run.runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
     if not args.command:
         raise MachineError("nothing to run: give a command after --, e.g. "
@@ -34,24 +34,24 @@ def cmd_run(args) -> int:
 
 
 def cmd_up(args) -> int:
-    from .build import build_all
-    from .interactive import up
+    from retrolink.build.pipeline import build_all
+    from retrolink.run.interactive import up
     machine = load_machine(args.machine, parse_overrides(args.set))
     return up(machine, build_all())
 
 
 def cmd_shell(args) -> int:
-    from .interactive import shell
+    from retrolink.run.interactive import shell
     return shell(args.node, args.run_dir)
 
 
 def cmd_push(args) -> int:
-    from .interactive import push
+    from retrolink.run.interactive import push
     return push(args.node, args.file, args.run_dir)
 
 
 def cmd_params(args) -> int:
-    from .describe import DOCS_BEGIN, DOCS_END, docs_tables
+    from retrolink.model.describe import DOCS_BEGIN, DOCS_END, docs_tables
     if not args.write_docs:
         print(docs_tables(), end="")
         return 0
@@ -65,7 +65,7 @@ def cmd_params(args) -> int:
 
 
 def cmd_test(args) -> int:
-    from .build import build_all
+    from retrolink.build.pipeline import build_all
     build_all()
     extra = [a for a in args.pytest_args if a != "--"]
     # test paths given (e.g. tests/fabric): run those; otherwise the whole suite
@@ -76,17 +76,17 @@ def cmd_test(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench.cli import bench_main
+    from retrolink.bench.cli import bench_main
     return bench_main(args)
 
 
 def cmd_fuzz(args) -> int:
-    from .fuzz.cli import fuzz_main
+    from retrolink.fuzz.cli import fuzz_main
     return fuzz_main(args)
 
 
 def cmd_demo(args) -> int:
-    from .bench.cli import bench_main
+    from retrolink.bench.cli import bench_main
     args.which = "sx"
     return bench_main(args)
 
@@ -136,7 +136,7 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_test)
 
-    from .fuzz.boards import BOARDS
+    from retrolink.fuzz.boards import BOARDS
     s = sub.add_parser("fuzz", help="fuzz a board's device model (ASan/UBSan QEMU, qtest, "
                        "fake fabric); docs/fuzzing.md")
     s.add_argument("board", choices=sorted(BOARDS))
@@ -169,7 +169,7 @@ def main(argv=None) -> int:
         i = argv.index("--")
         argv, guest_cmd = argv[:i], argv[i + 1:]
     args = make_parser().parse_args(argv)
-    from .cluster import terminate_on_sigterm
+    from retrolink.run.cluster import terminate_on_sigterm
     terminate_on_sigterm()
     if guest_cmd is not None:
         args.command = guest_cmd

@@ -3,8 +3,10 @@ import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-QEMU_DEVICES = REPO / "qemu-devices"
-WIRE_HEADER = QEMU_DEVICES / "rl-wire.h"
+QEMU_OVERLAY = REPO / "qemu"               # linked into QEMU's tree as hw/retrolink
+INCLUDE = REPO / "include" / "retrolink"  # shared headers: include/retrolink in that tree
+WIRE_HEADER = INCLUDE / "wire.h"
+GUEST = REPO / "guest"
 MACHINES = REPO / "machines"
 
 

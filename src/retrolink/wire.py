@@ -1,10 +1,10 @@
 """The retrolink wire protocol for Python (tests, tools): the structs and constants come
-from qemu-devices/rl-wire.h itself, parsed by cffi, so there is one definition."""
+from include/retrolink/wire.h itself, parsed by cffi, so there is one definition."""
 import re
 
 import cffi
 
-from . import paths
+from retrolink import paths
 
 
 def _cdef_text() -> str:

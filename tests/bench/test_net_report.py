@@ -23,7 +23,7 @@ def test_iperf_json_between_markers():
 
 
 def test_hub_load_scripts_send_in_their_slots():
-    from retrolink.machine import load_machine
+    from retrolink.model.machine import load_machine
     d = net.load_definition(True)
     scripts = net.hub_load_scripts(load_machine("eth-hub", {}), d, START)
     assert set(scripts) == {0, 1, 3}            # two senders at most, the last node serves

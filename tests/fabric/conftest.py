@@ -14,8 +14,8 @@ SANITIZER_ERRORS = ("ERROR: AddressSanitizer", "runtime error:")
 def fabric_binary(request, artifacts):
     if request.param == "release":
         return artifacts.fabric
-    from retrolink.ours_build import build_fabric_variant
-    from retrolink.build import build_log
+    from retrolink.build.ours_build import build_fabric_variant
+    from retrolink.build.pipeline import build_log
     return build_fabric_variant("asan", {"sanitize_fabric": "true"}, "fabric/retrolink-fabric",
                                 None, build_log())
 

@@ -1,4 +1,4 @@
-"""The Ethernet switch (full duplex, store and forward; model: fabric/topo_eth_switch.c,
+"""The Ethernet switch (full duplex, store and forward; model: fabric/topo/ethernet_switch.c,
 docs/fabric.md): exact arrival times, the inter-frame gap, an output shared by two
 senders, a full output queue, broadcast, lookahead."""
 import ethernet

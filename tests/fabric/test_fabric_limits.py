@@ -70,7 +70,7 @@ def test_a_bye_after_the_grant_is_a_protocol_error(fabric):
     assert a.sync(0, NEVER) == NEVER
 
 
-# Flooding: what one node may keep in flight (fabric/fabric.h, docs/fabric.md)
+# Flooding: what one node may keep in flight (fabric/core/fabric.h, docs/fabric.md)
 MAX_IN_FLIGHT = 4096
 RING3 = "nodes 3\ntopology token_ring rate=12500000 station_delay_ns=1000 mtu=65536\n"
 

@@ -1,10 +1,10 @@
-"""Fuzz the fabric's message checks (fabric/proto.c, the only code that reads bytes from
+"""Fuzz the fabric's message checks (fabric/core/proto.c, the only code that reads bytes from
 the nodes) with libFuzzer for a bounded time, starting from valid messages."""
 import subprocess
 
 from retrolink import wire
-from retrolink.build import build_log
-from retrolink.ours_build import build_fabric_variant
+from retrolink.build.pipeline import build_log
+from retrolink.build.ours_build import build_fabric_variant
 
 FUZZ_SECONDS = 20
 

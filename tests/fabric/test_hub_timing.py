@@ -1,4 +1,4 @@
-"""The Ethernet hub (half-duplex CSMA/CD, model: fabric/topo_hub.c, docs/fabric.md):
+"""The Ethernet hub (half-duplex CSMA/CD, model: fabric/topo/hub.c, docs/fabric.md):
 exact arrival times from the formulas, collisions and the seeded backoff recomputed here,
 deferral, the inter-frame gap, excess collisions, a full queue, broadcast, lookahead."""
 import ethernet

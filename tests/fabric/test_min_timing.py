@@ -1,5 +1,5 @@
 """The multistage network (Omega wiring, destination-tag routing, cut-through switches):
-exact timing and blocking at a shared switch output (model: fabric/topo_min.c)."""
+exact timing and blocking at a shared switch output (model: fabric/topo/min.c)."""
 from fakenode import FakeNode
 
 NEVER = 2**64 - 1

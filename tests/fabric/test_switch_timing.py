@@ -1,5 +1,5 @@
 """The Fibre Channel style switch: exact store-and-forward timing, output contention and
-buffer-to-buffer credits, against hand-computed values (model: fabric/topo_switch.c)."""
+buffer-to-buffer credits, against hand-computed values (model: fabric/topo/switch.c)."""
 import json
 
 from fakenode import FakeNode

@@ -1,7 +1,7 @@
 """The Python topology classes (src/retrolink/topologies/) declare the fabric's keys with
 the fabric's defaults and limits: a machine file is refused by the schema exactly when the
 fabric would refuse its network. Checked for the Ethernet topologies, whose keys the C code
-defines (fabric/eth_framing.c, topo_hub.c, topo_eth_switch.c)."""
+defines (fabric/topo/eth_framing.c, hub.c, ethernet_switch.c)."""
 import re
 
 import pytest
@@ -12,15 +12,15 @@ from retrolink import paths
 from retrolink.topologies import TOPOLOGIES
 from retrolink.topologies.ethernet import TOPO_PARAM_MAX
 
-SOURCES = {"hub": ["eth_framing.c", "topo_hub.c"],
-           "ethernet_switch": ["eth_framing.c", "topo_eth_switch.c"]}
+SOURCES = {"hub": ["eth_framing.c", "hub.c"],
+           "ethernet_switch": ["eth_framing.c", "ethernet_switch.c"]}
 RATES = {"hub": 12_500_000, "ethernet_switch": 125_000_000}
 
 
 def c_keys(kind: str) -> dict[str, int | None]:
     """Each key the fabric's topology reads, with its default (None: required), from the
     sources: topo_param(..., "key", required, &lvalue, ...) and `lvalue = N;`."""
-    text = "\n".join((paths.REPO / "fabric" / f).read_text() for f in SOURCES[kind])
+    text = "\n".join((paths.REPO / "fabric" / "topo" / f).read_text() for f in SOURCES[kind])
     out = {}
     for key, required, lvalue in re.findall(
             r'topo_param\(keys, vals, n, used, "(\w+)", (true|false), &([\w>.-]+),', text):

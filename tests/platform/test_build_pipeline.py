@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from retrolink import paths, qemu_build
-from retrolink.initramfs import digest
+from retrolink import paths
+from retrolink.build import qemu_build
+from retrolink.build.initramfs import digest
 
 
 def test_pin_names_a_10_0_debian_version_with_hashes():
@@ -25,7 +26,7 @@ def test_built_qemu_is_the_pinned_version(artifacts):
 
 
 def test_built_qemu_tree_carries_our_patches(artifacts):
-    """Every qemu-devices/patches/*.patch is in the tree the binary was built from."""
+    """Every qemu/patches/*.patch is in the tree the binary was built from."""
     import subprocess
     tree = qemu_build.qemu_root() / "src"
     assert qemu_build.our_patches(), "no patches found: the glob or the folder moved"
@@ -42,13 +43,15 @@ def test_overlay_on_a_clean_tree(tmp_path):
     tree = tmp_path / "src"
     (tree / "hw").mkdir(parents=True)
     (tree / "configs" / "devices" / "x86_64-softmmu").mkdir(parents=True)
+    (tree / "include").mkdir()
     (tree / "hw" / "meson.build").write_text("subdir('core')\n")
     (tree / "hw" / "Kconfig").write_text("source core/Kconfig\n")
     for _ in range(2):
         qemu_build.apply_overlay(tree, pin)
     assert (tree / "hw" / "meson.build").read_text() == "subdir('core')\nsubdir('retrolink')\n"
     assert (tree / "hw" / "Kconfig").read_text().count("source retrolink/Kconfig") == 1
-    assert (tree / "hw" / "retrolink").resolve() == paths.QEMU_DEVICES
+    assert (tree / "hw" / "retrolink").resolve() == paths.QEMU_OVERLAY
+    assert (tree / "include" / "retrolink").resolve() == paths.INCLUDE
     mak = tree / "configs" / "devices" / "x86_64-softmmu" / "retrolink.mak"
     assert "CONFIG_Q35=y" in mak.read_text()
 
@@ -68,7 +71,7 @@ def test_sha256_mismatch_is_refused(tmp_path, monkeypatch):
 def test_editing_a_device_file_relinks_qemu_without_rebuilding_it(artifacts):
     """Touch one device source: ninja recompiles that file and relinks, nothing else."""
     import subprocess
-    src = next(p for p in sorted(paths.QEMU_DEVICES.glob("*.c")))
+    src = paths.QEMU_OVERLAY / "sx" / "sx.c"
     build = qemu_build.qemu_root() / "build"
     os.utime(src)
     plan = subprocess.run(["ninja", "-C", build, "-n", "qemu-system-x86_64"],
@@ -79,14 +82,14 @@ def test_editing_a_device_file_relinks_qemu_without_rebuilding_it(artifacts):
               and "monitor_qmp-cmds-control" not in l]
     assert ours and not others, plan
     start = time.monotonic()
-    from retrolink.build import build_all
+    from retrolink.build.pipeline import build_all
     build_all()
     assert time.monotonic() - start < 120
 
 
 def test_initramfs_is_reproducible(artifacts, tmp_path):
-    from retrolink import initramfs
-    from retrolink.guest_kernel import ensure_kernel
+    from retrolink.build import initramfs
+    from retrolink.build.guest_kernel import ensure_kernel
     kernel = ensure_kernel(tmp_path / "log")
     stage = paths.build_dir() / "guest-root"
     a = initramfs.assemble(kernel, stage, tmp_path / "a.cpio", tmp_path / "log")

@@ -3,9 +3,9 @@ import textwrap
 
 import pytest
 
-from retrolink import units
-from retrolink.machine import MachineError, load_machine, apply_overrides, parse_value
-from retrolink.fabric_config import fabric_config_text
+from retrolink.model import units
+from retrolink.model.machine import MachineError, load_machine, apply_overrides, parse_value
+from retrolink.run.fabric_config import fabric_config_text
 
 
 def write(tmp_path, text, name="m.toml"):
@@ -139,7 +139,7 @@ def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
 
 def test_nodes_may_run_at_different_speeds(tmp_path):
     from pathlib import Path
-    from retrolink.node_command import Artifacts, NodeFiles, node_argv
+    from retrolink.run.node_command import Artifacts, NodeFiles, node_argv
     m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips_per_node = [250, 62.5]")))
     art = Artifacts(qemu=Path("qemu"), kernel=Path("k"), initrd=Path("i"), fabric=Path("f"))
     files = NodeFiles(console_log=tmp_path / "c", output=tmp_path / "o", command=None)

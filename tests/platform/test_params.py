@@ -8,7 +8,7 @@ import pytest
 
 from retrolink import paths
 from retrolink.boards import BOARDS
-from retrolink.describe import components, docs_tables, params
+from retrolink.model.describe import components, docs_tables, params
 
 
 def test_the_docs_tables_are_the_declared_ones():
@@ -43,11 +43,11 @@ def test_the_sx_device_defaults_are_the_declared_ones(artifacts):
         if qemu_props[p.qemu] is not None:
             assert qemu_props[p.qemu] == p.default_text(), p.name
     # the one string property (a float) takes its default in realize
-    assert 's->sxm_mips_str = g_strdup("1.9")' in (paths.REPO / "qemu-devices/sx.c").read_text()
+    assert 's->sxm_mips_str = g_strdup("1.9")' in (paths.REPO / "qemu/sx/sx.c").read_text()
 
 
 def test_the_netdev_defaults_are_the_declared_ones():
-    source = (paths.REPO / "qemu-devices/net/retrolink-net.c").read_text()
+    source = (paths.REPO / "qemu/net/retrolink-net.c").read_text()
     defaults = {m.group(1).replace("_", "-"): m.group(2) for m in
                 re.finditer(r"o->has_(\w+) \? o->\w+ : (\d+)", source)}
     for p in params(BOARDS["e1000"]):
@@ -56,7 +56,7 @@ def test_the_netdev_defaults_are_the_declared_ones():
 
 
 def test_a_board_sets_exactly_its_declared_properties():
-    from retrolink.machine import load_machine
+    from retrolink.model.machine import load_machine
     m = load_machine("sure-sx")
     args = m.boards["sx"].qemu_args(0, 3, paths.REPO / "f.sock", 0)
     props = dict(kv.split("=", 1) for kv in args[1].split(",")[1:])

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from helpers import run_retrolink
-from retrolink import node_output
-from retrolink.machine import load_machine
-from retrolink.node_command import Artifacts
+from retrolink.run import node_output
+from retrolink.model.machine import load_machine
+from retrolink.run.node_command import Artifacts
 from retrolink.progress import StepFailed
-from retrolink.runner import run_cluster
+from retrolink.run.runner import run_cluster
 
 FAULT = "modprobe rl_fault && echo {} > /sys/kernel/debug/rl_fault/provoke"
 

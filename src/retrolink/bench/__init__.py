@@ -1,1 +1,1 @@
-"""Benchmarks: definitions in bench/*.toml, programs in guest-userland/, reports here."""
+"""Benchmarks: definitions in bench/*.toml, programs in guest/, reports here."""

@@ -3,9 +3,9 @@ import json
 import time
 from pathlib import Path
 
-from .. import paths
-from ..machine import MachineError, parse_overrides, parse_value
-from ..progress import say
+from retrolink import paths
+from retrolink.model.machine import MachineError, parse_overrides, parse_value
+from retrolink.progress import say
 
 
 def _sweeps(pairs) -> list[tuple[str, list]]:
@@ -24,19 +24,19 @@ def _file_name(text: str) -> str:
 
 
 def bench_main(args) -> int:
-    from ..build import build_all
-    from . import report, sx
+    from retrolink.build.pipeline import build_all
+    from retrolink.bench import report, sx
     overrides, sweeps = parse_overrides(args.set), _sweeps(args.sweep)
     if args.which == "net":
         return _bench_net(args, overrides, sweeps)
     # validate the machine (and every sweep value) before building or booting anything
-    from ..machine import load_machine
+    from retrolink.model.machine import load_machine
     load_machine(args.machine, overrides)
     for key, values in sweeps:
         for v in values:
             load_machine(args.machine, {**overrides, key: v})
     if args.which == "fabric":
-        from .fabric import bench_fabric
+        from retrolink.bench.fabric import bench_fabric
         start = time.monotonic()
         result = bench_fabric(args)
         _write_json(args, result, time.monotonic() - start)
@@ -72,9 +72,9 @@ def bench_main(args) -> int:
 
 def _bench_net(args, overrides: dict, sweeps) -> int:
     """`bench net`: its own machines (bench/net.toml); --set applies to each."""
-    from ..build import build_all
-    from ..machine import load_machine
-    from . import net, report
+    from retrolink.build.pipeline import build_all
+    from retrolink.model.machine import load_machine
+    from retrolink.bench import net, report
     if sweeps:
         raise MachineError("bench net takes no --sweep")
     for name in net.load_definition(args.quick)["machines"].values():
@@ -98,7 +98,7 @@ def _bench_net(args, overrides: dict, sweeps) -> int:
 
 
 def _report_sweep(s: dict, overrides: dict, out_dir: Path) -> None:
-    from . import report, sx
+    from retrolink.bench import report, sx
     print(report.sweep_table(s), flush=True)
     key = s["key"]
     fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))

@@ -11,9 +11,9 @@ BUSY_ROUNDS times back to back and the median of each round's ratio is reported.
 """
 import statistics
 
-from ..runner import run_cluster
-from ..machine import load_machine
-from ..progress import StepFailed, say
+from retrolink.run.runner import run_cluster
+from retrolink.model.machine import load_machine
+from retrolink.progress import StepFailed, say
 
 IDLE_S, BUSY_S = 20, 3
 BUSY_ROUNDS = 3
@@ -38,7 +38,7 @@ def timed_stretch(machine, art, script: str, seconds: int, what: str) -> float:
 
 def bench_fabric(args) -> dict:
     """Print the lock-step cost and return its figures (for --json)."""
-    from ..build import build_all
+    from retrolink.build.pipeline import build_all
     art = build_all()
     synced = load_machine(args.machine)
     free = load_machine("plain")

@@ -1,4 +1,4 @@
-"""`retrolink bench net`: the Ethernet benchmarks (bench/net.toml, docs/ethernet.md), on
+"""`retrolink bench net`: the Ethernet benchmarks (bench/net.toml, docs/boards/ethernet.md), on
 the hub machine and the switch machine, measured in the guests under the timed model.
 
 One boot per machine measures UDP and TCP (TCP_NODELAY) one-way latency vs message size
@@ -13,14 +13,14 @@ stations send frames that no guest counts, so nothing would measure what they de
 import json
 from datetime import datetime
 
-from .. import paths
-from ..machine import Machine, load_machine
-from ..node_command import RTC_BASE, Artifacts
-from ..progress import StepFailed, say
-from ..runner import run_cluster
-from . import results
-from .results import csv, find, parse_results
-from .sx import machine_parameters
+from retrolink import paths
+from retrolink.model.machine import Machine, load_machine
+from retrolink.run.node_command import RTC_BASE, Artifacts
+from retrolink.progress import StepFailed, say
+from retrolink.run.runner import run_cluster
+from retrolink.bench import results
+from retrolink.bench.results import csv, find, parse_results
+from retrolink.bench.sx import machine_parameters
 
 DEFINITION = paths.REPO / "bench" / "net.toml"
 RTC_BASE_EPOCH = int(datetime.fromisoformat(RTC_BASE + "+00:00").timestamp())

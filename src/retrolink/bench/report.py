@@ -1,7 +1,7 @@
 """Tables (text, deterministic) and plots (PNG) in the form of the papers."""
 from pathlib import Path
 
-from ..units import parse_rate
+from retrolink.model.units import parse_rate
 
 
 def sx_table(r: dict) -> str:

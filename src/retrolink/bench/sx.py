@@ -6,13 +6,13 @@ which under icount is the model's virtual time.
 """
 from dataclasses import dataclass
 
-from .. import paths
-from ..machine import Machine, load_machine
-from ..node_command import Artifacts
-from ..progress import StepFailed, say
-from ..runner import run_cluster
-from . import results
-from .results import Result, csv, find, parse_results
+from retrolink import paths
+from retrolink.model.machine import Machine, load_machine
+from retrolink.run.node_command import Artifacts
+from retrolink.progress import StepFailed, say
+from retrolink.run.runner import run_cluster
+from retrolink.bench import results
+from retrolink.bench.results import Result, csv, find, parse_results
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
 SX_FRAME_HEADER = 16      # bytes the board adds to each message on the ring (SxWire in sx.c)

@@ -5,9 +5,9 @@ from typing import Annotated, Union
 
 from pydantic import Field
 
-from .base import BoardBase
-from .ethernet import NICS, EthernetBoard
-from .sx import SxBoard
+from retrolink.boards.base import BoardBase
+from retrolink.boards.ethernet import NICS, EthernetBoard
+from retrolink.boards.sx import SxBoard
 
 BOARDS: dict[str, type[BoardBase]] = {"sx": SxBoard, **{nic: EthernetBoard for nic in NICS}}
 

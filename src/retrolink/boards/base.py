@@ -4,7 +4,7 @@ from typing import ClassVar, Literal, Union
 
 from pydantic import Field
 
-from ..schema import Strict
+from retrolink.model.schema import Strict
 
 
 class BoardBase(Strict):
@@ -14,7 +14,7 @@ class BoardBase(Strict):
     # the guest kernel modules the board needs, loaded with modprobe at boot (the
     # module's own dependencies come with it)
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ()
-    # the guest has an IP interface on this board's network (docs/ethernet.md)
+    # the guest has an IP interface on this board's network (docs/boards/ethernet.md)
     IP_NETWORKING: ClassVar[bool] = False
     # the largest frame the board puts on its network, and what it is (0: no bound)
     MAX_FRAME_BYTES: ClassVar[int] = 0
@@ -33,7 +33,7 @@ class BoardBase(Strict):
 
     def qemu_props(self) -> dict[str, str]:
         """The QEMU properties its parameters declare (schema.param(qemu=...)), as text."""
-        from ..describe import params, value
+        from retrolink.model.describe import params, value
         return {p.qemu: repr(float(v)) if isinstance(v := value(self, p.name), float) else str(v)
                 for p in params(type(self)) if p.qemu}
 

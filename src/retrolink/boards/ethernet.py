@@ -1,5 +1,5 @@
 """QEMU's own Ethernet NICs with their stock Linux drivers, each joined to a fabric network by
-the retrolink netdev (qemu-devices/net/retrolink-net.c; docs/ethernet.md).
+the retrolink netdev (qemu/net/retrolink-net.c; docs/boards/ethernet.md).
 
 The NIC models registers, rings and interrupts; the netdev adds what it costs in time: a
 fixed latency per frame each way and the DMA of the frame across the NIC's bus. The
@@ -9,8 +9,8 @@ passes them in, the init script applies them).
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from ..schema import Ns, Rate, param
-from .base import BoardBase
+from retrolink.model.schema import Ns, Rate, param
+from retrolink.boards.base import BoardBase
 
 # model: (QEMU device, the Debian driver module that binds it)
 NICS = {

@@ -1,9 +1,9 @@
-"""The SX message processor (SXM) of the SURE SYSTEM2000 (docs/sx.md, sure-sx.md)."""
+"""The SX message processor (SXM) of the SURE SYSTEM2000 (docs/boards/sx.md, sure-sx.md)."""
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from ..schema import MAX_NS, Rate, Strict, param
-from .base import BoardBase
+from retrolink.model.schema import MAX_NS, Rate, Strict, param
+from retrolink.boards.base import BoardBase
 
 
 class SxmParams(Strict):
@@ -40,7 +40,7 @@ class PmBusParams(Strict):
 class SxBoard(BoardBase):
     model: Literal["sx"]
     # the largest frame the board puts on the link: a 4096-byte message behind its
-    # 16-byte header (SX_WIRE_HDR_SIZE in qemu-devices/sx-regs.h)
+    # 16-byte header (SX_WIRE_HDR_SIZE in include/retrolink/regs/sx-regs.h)
     MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
     MAX_FRAME_WHAT: ClassVar[str] = "a 4 KB message and its header"
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("sx",)

@@ -3,12 +3,13 @@ import os
 import sys
 from pathlib import Path
 
-from retrolink import bootstrap, paths, qemu_build
-from retrolink.build import build_log
+from retrolink.build import bootstrap, qemu_build
+from retrolink import paths
+from retrolink.build.pipeline import build_log
 from retrolink.progress import say
 
-from . import boards
-from .engine import Execution, fuzz, replay
+from retrolink.fuzz import boards
+from retrolink.fuzz.engine import Execution, fuzz, replay
 
 
 def asan_qemu() -> Path:

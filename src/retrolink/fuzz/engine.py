@@ -32,7 +32,7 @@ from retrolink.qtest.client import (PCI_CONFIG_ADDR, PCI_CONFIG_DATA, SIZES, Qte
                                     QtestClosed, QtestTimeout)
 from retrolink.qtest.fake_fabric import FakeFabric
 
-from .spec import NEVER, BoardSpec, FabricView, value
+from retrolink.fuzz.spec import NEVER, BoardSpec, FabricView, value
 
 HANG_S = 10                 # a command with no reply within this is a hang
 MAX_OPS = 200               # generator operations per execution, at most

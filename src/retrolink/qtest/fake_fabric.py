@@ -1,7 +1,7 @@
 """A scripted fabric for device tests under qtest: one node, served from a thread (the
 node blocks inside QEMU while it waits for a grant, and the test is waiting for QEMU).
 
-It holds the node to the rules the real fabric enforces (fabric/proto.c, fabric/main.c)
+It holds the node to the rules the real fabric enforces (fabric/core/proto.c, fabric/core/main.c)
 and to two more no correct node breaks: every message the node sends is checked, and
 what is wrong is kept in self.violations (a malformed message from the board)."""
 import socket

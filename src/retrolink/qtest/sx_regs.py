@@ -1,4 +1,4 @@
-"""The SX register map for tests, read from qemu-devices/sx-regs.h (the one definition)."""
+"""The SX register map for tests, read from include/retrolink/regs/sx-regs.h (the one definition)."""
 import re
 
 from retrolink import paths
@@ -8,7 +8,7 @@ _DEFINE = re.compile(r"^#define\s+(SX_[A-Z0-9_]+)\s+(.+?)\s*(/\*.*)?$")
 
 def load() -> dict[str, int]:
     values: dict[str, int] = {}
-    for line in (paths.QEMU_DEVICES / "sx-regs.h").read_text().splitlines():
+    for line in (paths.INCLUDE / "regs" / "sx-regs.h").read_text().splitlines():
         m = _DEFINE.match(line)
         if not m or "(" in m.group(1):
             continue

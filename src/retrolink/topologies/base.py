@@ -3,7 +3,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from ..schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict, param
+from retrolink.model.schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict, param
 
 
 class Synthetic(Strict):

@@ -1,11 +1,11 @@
-"""What the Ethernet topologies share: 802.3 framing on the wire (fabric/eth_framing.c;
+"""What the Ethernet topologies share: 802.3 framing on the wire (fabric/topo/eth_framing.c;
 docs/fabric.md, "Ethernet"). Every key, default and limit is the fabric's (a test
 compares them with the C code's)."""
-from ..schema import param
-from .base import NetworkBase
+from retrolink.model.schema import param
+from retrolink.topologies.base import NetworkBase
 
 # the fabric's bound on every topology parameter and every time derived from them
-# (TOPO_PARAM_MAX in fabric/link_stats.h): sums of a few never wrap 64 bits
+# (TOPO_PARAM_MAX in fabric/core/link_stats.h): sums of a few never wrap 64 bits
 TOPO_PARAM_MAX = 10**12
 
 

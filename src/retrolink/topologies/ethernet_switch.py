@@ -1,8 +1,8 @@
-"""Full-duplex switched Ethernet, store and forward (fabric/topo_eth_switch.c)."""
+"""Full-duplex switched Ethernet, store and forward (fabric/topo/ethernet_switch.c)."""
 from typing import Literal
 
-from ..schema import param
-from .ethernet import TOPO_PARAM_MAX, EthernetNetwork
+from retrolink.model.schema import param
+from retrolink.topologies.ethernet import TOPO_PARAM_MAX, EthernetNetwork
 
 
 class EthernetSwitchNetwork(EthernetNetwork):

@@ -1,8 +1,8 @@
-"""Half-duplex Ethernet through a repeater hub, CSMA/CD (fabric/topo_hub.c)."""
+"""Half-duplex Ethernet through a repeater hub, CSMA/CD (fabric/topo/hub.c)."""
 from typing import Literal
 
-from ..schema import param
-from .ethernet import TOPO_PARAM_MAX, EthernetNetwork
+from retrolink.model.schema import param
+from retrolink.topologies.ethernet import TOPO_PARAM_MAX, EthernetNetwork
 
 
 class HubNetwork(EthernetNetwork):

@@ -1,8 +1,8 @@
-"""A multistage network of k x k switches, Omega wiring (fabric/topo_min.c)."""
+"""A multistage network of k x k switches, Omega wiring (fabric/topo/min.c)."""
 from typing import ClassVar, Literal
 
-from ..schema import Ns, param
-from .base import OverheadNetwork
+from retrolink.model.schema import Ns, param
+from retrolink.topologies.base import OverheadNetwork
 
 
 class MinNetwork(OverheadNetwork):

@@ -1,8 +1,8 @@
-"""A full-duplex point-to-point link (fabric/topo_p2p.c)."""
+"""A full-duplex point-to-point link (fabric/topo/p2p.c)."""
 from typing import Literal
 
-from ..schema import Ns, param
-from .base import OverheadNetwork
+from retrolink.model.schema import Ns, param
+from retrolink.topologies.base import OverheadNetwork
 
 
 class P2PNetwork(OverheadNetwork):

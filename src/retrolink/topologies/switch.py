@@ -1,8 +1,8 @@
-"""A Fibre Channel style switch with buffer-to-buffer credits (fabric/topo_switch.c)."""
+"""A Fibre Channel style switch with buffer-to-buffer credits (fabric/topo/switch.c)."""
 from typing import ClassVar, Literal
 
-from ..schema import Ns, param
-from .base import OverheadNetwork
+from retrolink.model.schema import Ns, param
+from retrolink.topologies.base import OverheadNetwork
 
 
 class SwitchNetwork(OverheadNetwork):

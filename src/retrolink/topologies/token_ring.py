@@ -1,8 +1,8 @@
-"""A token ring: FDDI's timed token or 802.5 (fabric/topo_ring.c)."""
+"""A token ring: FDDI's timed token or 802.5 (fabric/topo/ring.c)."""
 from typing import Literal
 
-from ..schema import Ns, PositiveNs, param
-from .base import OverheadNetwork
+from retrolink.model.schema import Ns, PositiveNs, param
+from retrolink.topologies.base import OverheadNetwork
 
 
 class TokenRingNetwork(OverheadNetwork):

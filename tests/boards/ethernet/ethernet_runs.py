@@ -1,5 +1,5 @@
 """Running commands on machines/eth-pair.toml and reading what the nodes' netdevs counted
-(each QEMU prints its counters to its log when it exits: docs/ethernet.md)."""
+(each QEMU prints its counters to its log when it exits: docs/boards/ethernet.md)."""
 import re
 from pathlib import Path
 

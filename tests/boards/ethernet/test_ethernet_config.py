@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from retrolink import guest_net
-from retrolink.machine import MachineError, load_machine
-from retrolink.node_command import Artifacts, NodeFiles, node_argv
+from retrolink.run import guest_net
+from retrolink.model.machine import MachineError, load_machine
+from retrolink.run.node_command import Artifacts, NodeFiles, node_argv
 
 ART = Artifacts(Path("qemu"), Path("kernel"), Path("initrd"), Path("fabric"))
 FILES = NodeFiles(Path("console"), Path("output"), None)

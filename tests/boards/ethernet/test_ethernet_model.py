@@ -1,5 +1,5 @@
 """Model test: the one-way time of a UDP datagram measured in the guest is the sum of the
-component times (docs/ethernet.md, "How a frame's times are computed").
+component times (docs/boards/ethernet.md, "How a frame's times are computed").
 
 A datagram of n bytes travels as a frame of F = n + 42 bytes (UDP 8, IPv4 20, Ethernet
 14; at least 60, as the MAC pads). On an idle point-to-point link one way takes
@@ -23,7 +23,7 @@ import pytest
 
 from ethernet_runs import eth_pair
 from helpers import by_role, byte_time_ns as ns, check_model
-from retrolink.machine import load_machine
+from retrolink.model.machine import load_machine
 
 HEADERS = 14 + 20 + 8
 SIZES = (64, 1472)

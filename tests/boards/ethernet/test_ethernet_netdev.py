@@ -1,4 +1,4 @@
-"""qtest: the retrolink netdev (qemu-devices/net/retrolink-net.c) behind QEMU's e1000, talking
+"""qtest: the retrolink netdev (qemu/net/retrolink-net.c) behind QEMU's e1000, talking
 to a scripted fake fabric. The virtual clock moves only when the test steps it, so every
 time is exact: a frame leaves at the time of the register write that sent it plus the tx
 latency and its DMA, enters the NIC at its arrival plus the rx latency and its DMA, the bus

@@ -8,7 +8,7 @@ import pytest
 from ethernet_runs import counters
 from helpers import by_role, run_retrolink
 from retrolink.bench.net import iperf_client, iperf_json, received_MBps
-from retrolink.machine import load_machine
+from retrolink.model.machine import load_machine
 
 
 # every test here boots guests: build (incrementally) first, once per session

@@ -1,11 +1,11 @@
-"""The SX board (qemu-devices/sx.c, register map sx-regs.h, docs/sx.md) for the fuzzer:
+"""The SX board (qemu/sx/sx.c, register map sx-regs.h, docs/boards/sx.md) for the fuzzer:
 where its registers are, how a driver uses it (descriptors, doorbells, completions,
 releases), the frames a ring delivers to it, and the rules its own frames follow."""
 import struct
 
 from retrolink.qtest.sx_regs import R
 
-from ..spec import NEVER, BoardSpec, FabricView, Reg
+from retrolink.fuzz.spec import NEVER, BoardSpec, FabricView, Reg
 
 HDR = struct.Struct("<BBHIII")          # type, slot, reserved, tag, length, generation
 CTRL_VALUES = (0, R.SX_CTRL_ENABLE, R.SX_CTRL_RESET, R.SX_CTRL_ENABLE | R.SX_CTRL_RESET)

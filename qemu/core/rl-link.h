@@ -1,0 +1,74 @@
+/*
+ * retrolink link port: a device's connection to the fabric (docs/fabric.md).
+ *
+ * One QEMU is one node with one connection to the fabric and one lock-step
+ * clock, whatever its boards. Each board (or NIC, through the retrolink netdev)
+ * attaches a *port*: its network, its protocol, and its frame/link/promise ops.
+ * The connection keeps this QEMU's virtual clock in conservative lock-step with
+ * the other nodes: one QEMU_CLOCK_VIRTUAL timer stops the clock at each grant,
+ * reports the time and the node's promise (the least over its ports), and
+ * blocks (holding the BQL) until the fabric grants more. Frames for this node
+ * are handed to the port of their network ahead of time, with their exact
+ * arrival time; the device schedules its own handling of them. Everything runs
+ * in the vCPU thread, so times are exact.
+ *
+ * Devices realize one after another, and the fabric welcomes nobody before
+ * every node has connected, so attaching never blocks: the connection says
+ * HELLO and one ATTACH per port, and waits for WELCOME, once, when the machine
+ * is ready (a machine-init-done notifier). Ports cannot be added after that.
+ */
+#ifndef RL_LINK_H
+#define RL_LINK_H
+
+#include "retrolink/wire.h"
+
+typedef struct RlPort RlPort;
+
+typedef struct RlPortOps {
+    /*
+     * The cluster started: node ids are 0 .. nodes - 1, every peer is up. Called
+     * once, when the machine is ready, before the guest runs.
+     */
+    void (*welcome)(void *opaque, uint32_t nodes);
+    /*
+     * A frame will arrive at arrival_ns (>= now): schedule its handling.
+     * seq is the fabric's delivery number: order same-time arrivals by it.
+     */
+    void (*frame)(void *opaque, uint64_t arrival_ns, uint64_t seq, uint32_t src,
+                  uint32_t flags, const uint8_t *data, uint32_t len);
+    /* A peer on this port's network went up or down at at_ns (>= now). */
+    void (*link)(void *opaque, uint64_t at_ns, uint32_t peer, bool up);
+    /*
+     * The earliest ready time of any frame the device could still send if no
+     * further frame arrived, given that the guest may next act at guest_ns
+     * (now if it is running, its next timer if it is halted, RL_TIME_NEVER if
+     * it has none). Must be >= now_ns; RL_TIME_NEVER if nothing could be sent.
+     */
+    uint64_t (*promise)(void *opaque, uint64_t now_ns, uint64_t guest_ns);
+} RlPortOps;
+
+/*
+ * Attach a port on network net (protocol: enum rl_protocol) to this node's
+ * connection to the fabric at socket_path, connecting on the first port.
+ * Every port of a QEMU must name the same socket and node, and each network
+ * once. reaction_ns: least delay from a frame arriving here to a frame this
+ * port sends because of it. Returns NULL with errp set on failure.
+ */
+RlPort *rl_port_attach(const char *socket_path, uint32_t node, uint32_t net,
+                       uint32_t protocol, const char *name, uint64_t reaction_ns,
+                       const RlPortOps *ops, void *opaque, Error **errp);
+
+/* Hand the fabric a frame that is ready for the wire at ready_ns (>= now). */
+void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
+                  const void *data, uint32_t len);
+
+/* True while the node is connected to the fabric. */
+bool rl_port_is_up(RlPort *port);
+
+/* Frames whose ready time had to be moved to a promise (see docs/fabric.md). */
+uint64_t rl_port_causality_violations(RlPort *port);
+
+/* Detach the port; the last one says BYE and disconnects. */
+void rl_port_close(RlPort *port);
+
+#endif /* RL_LINK_H */

@@ -1,0 +1,870 @@
+/*
+ * SX message processor (SXM) board of the Fujitsu SURE SYSTEM2000, as a PCI
+ * device on a retrolink FDDI ring. Register map: retrolink/regs/sx-regs.h; frames:
+ * retrolink/proto/sx.h; behaviour and timing model: docs/boards/sx.md.
+ *
+ * The SXM is modelled from its components, each a timed resource:
+ *  - the PM-SXM bus: 'bus-channels' DMA channels of 'bus-channel-rate' bytes/s,
+ *    one channel per transfer;
+ *  - the SXM control processor: one job at a time, firmware costs given as
+ *    instruction budgets ('fw-*-insns') run at 'sxm-mips';
+ *  - the network side: frames go to the fabric, which models the FDDI ring.
+ * Send: doorbell -> bus DMA of the message -> send firmware -> frame on the ring.
+ * Receive: frame arrives -> receive firmware -> bus DMA into an rx slot ->
+ * interrupt, and a confirmation frame back to the sender, whose send then
+ * completes. All of it runs as events at exact virtual times (rl-sched).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include <math.h>
+#include "qemu/cutils.h"
+#include "qemu/log.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/msi.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "migration/blocker.h"
+#include "qom/object.h"
+
+#include "retrolink/regs/sx-regs.h"
+#include "retrolink/proto/sx.h"
+#include "hw/retrolink/core/rl-link.h"
+#include "hw/retrolink/core/rl-sched.h"
+#include "hw/retrolink/trace.h"
+
+#define TYPE_RETROLINK_SX "retrolink-sx"
+OBJECT_DECLARE_SIMPLE_TYPE(SxState, RETROLINK_SX)
+
+/* Header of every SX frame on the ring: retrolink/proto/sx.h */
+typedef struct sx_wire_hdr SxWire;
+
+enum SxEventKind {
+    SX_EV_TX_BUS_DONE,  /* arg: tx slot */
+    SX_EV_CPU_DONE,     /* ptr: SxJob */
+    SX_EV_ARRIVE,       /* ptr: SxMsg */
+    SX_EV_RX_BUS_DONE,  /* arg: rx slot, ptr: SxMsg */
+    SX_EV_TIMEOUT,      /* arg: tx slot */
+    SX_EV_LINK,         /* arg: peer | up << 31 */
+};
+
+enum SxJobKind { SX_JOB_SEND, SX_JOB_RECV, SX_JOB_CONFIRM };
+
+typedef struct SxMsg {
+    uint32_t src;
+    uint32_t len;       /* payload after the SxWire header */
+    SxWire wire;
+    uint8_t data[];
+} SxMsg;
+
+typedef struct SxJob {
+    enum SxJobKind kind;
+    uint32_t slot;
+    uint32_t gen;
+    SxMsg *msg;
+} SxJob;
+
+enum SxTxState { SX_TX_IDLE, SX_TX_SENDING, SX_TX_AWAIT_CONFIRM };
+enum SxRxState { SX_RX_FREE, SX_RX_DMA, SX_RX_HOST };
+
+#define SX_TXC_DEPTH  (SX_TX_SLOTS * 4)
+
+struct SxState {
+    PCIDevice parent_obj;
+    MemoryRegion regs;
+    MemoryRegion window;
+    uint8_t *win;                       /* host pointer to the window RAM */
+
+    /* properties */
+    char *fabric;
+    uint32_t node;
+    uint32_t network;                   /* the fabric network its port joins */
+    char *sxm_mips_str;
+    uint64_t send_insns, recv_insns, confirm_insns;
+    uint32_t confirm_bytes;
+    uint64_t confirm_timeout_us;
+    uint64_t start_us;
+    uint32_t bus_channels;
+    uint64_t bus_rate;
+
+    /* derived timing, ns */
+    double sxm_mips;
+    uint64_t send_ns, recv_ns, confirm_ns, start_ns;
+
+    /* guest-visible state (VMState) */
+    uint32_t ctrl, irq_status, irq_mask, error;
+    uint64_t ready_at;                  /* the SXM has started (valid while enabled) */
+    uint32_t peers_up;
+    uint32_t tx_msgs, rx_msgs, tx_errors, bad_doorbells;
+    uint32_t tx_state[SX_TX_SLOTS];
+    uint32_t tx_gen[SX_TX_SLOTS];
+    uint32_t tx_dst[SX_TX_SLOTS];
+    uint32_t rx_state[SX_RX_SLOTS];
+    uint32_t txc_fifo[SX_TXC_DEPTH];
+    uint32_t txc_head, txc_count;
+    uint32_t rxp_fifo[SX_RX_SLOTS];
+    uint32_t rxp_head, rxp_count;
+
+    /* the board's internals */
+    uint8_t tx_data[SX_TX_SLOTS][SX_MAX_MSG];
+    SxWire tx_wire[SX_TX_SLOTS];
+    GQueue waiting;                     /* received SxMsg waiting for a free rx slot */
+    RlSched sched;
+    RlServer cpu;
+    RlChannels bus;
+    RlPort *port;
+    uint32_t nodes;
+    Error *migration_blocker;
+};
+
+/* ---- interrupts and FIFOs ---------------------------------------------------- */
+
+/* The register FIFOs (TX_COMPLETE, RX_POP): words in a ring of depth entries. */
+static void sx_fifo_push(uint32_t *fifo, uint32_t head, uint32_t *count, uint32_t depth,
+                         uint32_t v)
+{
+    if (*count < depth) {
+        fifo[(head + (*count)++) % depth] = v;
+    }
+}
+
+/* Pop one word; 0 (no valid bit) when empty. */
+static uint32_t sx_fifo_pop(const uint32_t *fifo, uint32_t *head, uint32_t *count,
+                            uint32_t depth)
+{
+    if (!*count) {
+        return 0;
+    }
+    uint32_t v = fifo[*head];
+    *head = (*head + 1) % depth;
+    (*count)--;
+    return v;
+}
+
+static void sx_update_irq(SxState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (!msi_enabled(pdev)) {
+        pci_set_irq(pdev, (s->irq_status & s->irq_mask) != 0);
+    }
+}
+
+static void sx_raise(SxState *s, uint32_t cause)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    s->irq_status |= cause;
+    if (cause & s->irq_mask) {
+        if (msi_enabled(pdev)) {
+            msi_notify(pdev, 0);
+        } else {
+            sx_update_irq(s);
+        }
+    }
+}
+
+static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
+{
+    s->tx_state[slot] = SX_TX_IDLE;
+    s->tx_gen[slot]++;
+    if (status == SX_ERR_NONE) {
+        s->tx_msgs++;
+    } else {
+        s->tx_errors++;
+    }
+    /* depth > slots, and a slot completes once per doorbell: never overflows */
+    sx_fifo_push(s->txc_fifo, s->txc_head, &s->txc_count, SX_TXC_DEPTH,
+                 SX_TXC_VALID | slot | (status << 8));
+    sx_raise(s, SX_IRQ_TXDONE);
+}
+
+static void sx_bad_doorbell(SxState *s, uint32_t err)
+{
+    s->bad_doorbells++;
+    s->error = err;
+    sx_raise(s, SX_IRQ_ERROR);
+}
+
+static bool sx_peer_up(SxState *s, uint32_t peer)
+{
+    return peer < 32 ? (s->peers_up >> peer) & 1 : s->port && rl_port_is_up(s->port);
+}
+
+static uint64_t sx_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* Enabled and started: takes doorbells and messages. */
+static bool sx_ready(SxState *s)
+{
+    return (s->ctrl & SX_CTRL_ENABLE) && sx_now() >= s->ready_at;
+}
+
+static uint64_t sx_insns_ns(SxState *s, uint64_t insns)
+{
+    return (uint64_t)llround((double)insns * 1000.0 / s->sxm_mips);
+}
+
+/* ---- the pipeline -------------------------------------------------------------- */
+
+static void sx_cpu_job(SxState *s, enum SxJobKind kind, uint32_t slot, SxMsg *msg,
+                       uint64_t cost)
+{
+    SxJob *job = g_new0(SxJob, 1);
+
+    job->kind = kind;
+    job->slot = slot;
+    job->gen = slot < SX_TX_SLOTS ? s->tx_gen[slot] : 0;
+    job->msg = msg;
+    uint64_t end = rl_server_run(&s->cpu, sx_now(), cost);
+    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_CPU_DONE, slot,
+                 job->gen, job);
+}
+
+/* Move a received message into a free rx slot over the bus, if there is one. */
+static void sx_place(SxState *s)
+{
+    while (!g_queue_is_empty(&s->waiting)) {
+        int j;
+        for (j = 0; j < SX_RX_SLOTS && s->rx_state[j] != SX_RX_FREE; j++) {
+        }
+        if (j == SX_RX_SLOTS) {
+            return;
+        }
+        SxMsg *m = g_queue_pop_head(&s->waiting);
+        s->rx_state[j] = SX_RX_DMA;
+        uint64_t end = rl_channels_run(&s->bus, sx_now(), rl_bytes_ns(m->len, s->bus_rate));
+        rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_RX_BUS_DONE, j, 0, m);
+    }
+}
+
+static void sx_send_confirm(SxState *s, const SxMsg *m)
+{
+    uint8_t buf[SX_MAX_MSG] = { 0 };
+    SxWire w = { .type = SX_WIRE_CONFIRM, .slot = m->wire.slot, .gen = m->wire.gen,
+                 .tag = m->wire.tag };
+    uint32_t len = MAX(s->confirm_bytes, (uint32_t)sizeof(w));
+
+    memcpy(buf, &w, sizeof(w));
+    rl_port_send(s->port, sx_now(), m->src, 0, buf, MIN(len, sizeof(buf)));
+}
+
+static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
+{
+    memcpy(s->win + SX_RX_BUF(j), m->data, m->len);
+    stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_PEER, m->src);
+    stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_LEN, m->len);
+    stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_TAG, m->wire.tag);
+    stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_RSVD, 0);
+    s->rx_state[j] = SX_RX_HOST;
+    sx_fifo_push(s->rxp_fifo, s->rxp_head, &s->rxp_count, SX_RX_SLOTS, SX_RXP_VALID | j);
+    s->rx_msgs++;
+    sx_send_confirm(s, m);
+    g_free(m);
+    sx_raise(s, SX_IRQ_RX);
+}
+
+static void sx_cpu_done(SxState *s, SxJob *job)
+{
+    uint32_t slot = job->slot;
+
+    switch (job->kind) {
+    case SX_JOB_SEND: {
+        if (s->tx_state[slot] != SX_TX_SENDING || s->tx_gen[slot] != job->gen) {
+            break;
+        }
+        uint32_t dst = s->tx_dst[slot];
+        if (!sx_peer_up(s, dst)) {
+            sx_tx_complete(s, slot, SX_ERR_LINK_DOWN);
+            break;
+        }
+        uint8_t *buf = g_malloc(sizeof(SxWire) + SX_MAX_MSG);
+        memcpy(buf, &s->tx_wire[slot], sizeof(SxWire));
+        memcpy(buf + sizeof(SxWire), s->tx_data[slot], s->tx_wire[slot].len);
+        rl_port_send(s->port, sx_now(), dst, 0, buf, sizeof(SxWire) + s->tx_wire[slot].len);
+        g_free(buf);
+        s->tx_state[slot] = SX_TX_AWAIT_CONFIRM;
+        rl_sched_add(&s->sched, sx_now() + s->confirm_timeout_us * 1000,
+                     RL_EV_CLASS_INTERNAL, 0, SX_EV_TIMEOUT, slot, job->gen, NULL);
+        break;
+    }
+    case SX_JOB_RECV:
+        g_queue_push_tail(&s->waiting, job->msg);
+        sx_place(s);
+        break;
+    case SX_JOB_CONFIRM:
+        if (s->tx_state[slot] == SX_TX_AWAIT_CONFIRM && s->tx_gen[slot] == job->gen) {
+            sx_tx_complete(s, slot, SX_ERR_NONE);
+        }
+        break;
+    }
+    g_free(job);
+}
+
+static void sx_arrive(SxState *s, SxMsg *m)
+{
+    if (m->wire.type == SX_WIRE_MSG) {
+        if (!sx_ready(s)) {
+            g_free(m);          /* board not started: no confirmation, the sender times out */
+            return;
+        }
+        sx_cpu_job(s, SX_JOB_RECV, SX_TX_SLOTS, m, s->recv_ns);
+        return;
+    }
+    uint32_t slot = m->wire.slot;
+    if (slot < SX_TX_SLOTS && s->tx_state[slot] == SX_TX_AWAIT_CONFIRM &&
+        s->tx_gen[slot] == m->wire.gen && s->tx_dst[slot] == m->src) {
+        if (s->confirm_ns) {
+            sx_cpu_job(s, SX_JOB_CONFIRM, slot, NULL, s->confirm_ns);
+        } else {
+            sx_tx_complete(s, slot, SX_ERR_NONE);
+        }
+    }
+    g_free(m);
+}
+
+static void sx_link_event(SxState *s, uint32_t peer, bool up)
+{
+    if (peer < 32) {
+        s->peers_up = up ? s->peers_up | (1u << peer) : s->peers_up & ~(1u << peer);
+    }
+    if (!up) {
+        for (uint32_t i = 0; i < SX_TX_SLOTS; i++) {
+            if (s->tx_state[i] == SX_TX_AWAIT_CONFIRM && s->tx_dst[i] == peer) {
+                sx_tx_complete(s, i, SX_ERR_LINK_DOWN);
+            }
+        }
+    }
+    sx_raise(s, SX_IRQ_LINK);
+}
+
+static void sx_event(void *opaque, RlEvent *ev)
+{
+    SxState *s = opaque;
+
+    switch (ev->kind) {
+    case SX_EV_TX_BUS_DONE:
+        if (s->tx_state[ev->arg] == SX_TX_SENDING && s->tx_gen[ev->arg] == ev->gen) {
+            sx_cpu_job(s, SX_JOB_SEND, ev->arg, NULL, s->send_ns);
+        }
+        break;
+    case SX_EV_CPU_DONE:
+        sx_cpu_done(s, ev->ptr);
+        break;
+    case SX_EV_ARRIVE:
+        sx_arrive(s, ev->ptr);
+        break;
+    case SX_EV_RX_BUS_DONE:
+        sx_rx_bus_done(s, ev->arg, ev->ptr);
+        break;
+    case SX_EV_TIMEOUT:
+        if (s->tx_state[ev->arg] == SX_TX_AWAIT_CONFIRM && s->tx_gen[ev->arg] == ev->gen) {
+            sx_tx_complete(s, ev->arg, SX_ERR_LINK_DOWN);
+        }
+        break;
+    case SX_EV_LINK:
+        sx_link_event(s, ev->arg & ~(1u << 31), ev->arg >> 31);
+        break;
+    }
+}
+
+/* ---- the fabric side --------------------------------------------------------- */
+
+static void sx_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
+                          uint32_t flags, const uint8_t *data, uint32_t len)
+{
+    SxState *s = opaque;
+    SxWire w;
+
+    if (len < sizeof(w)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: short frame from node %u\n", src);
+        return;
+    }
+    memcpy(&w, data, sizeof(w));
+    uint32_t payload = len - sizeof(w);
+    if ((w.type == SX_WIRE_MSG && (w.len != payload || w.len > SX_MAX_MSG)) ||
+        (w.type != SX_WIRE_MSG && w.type != SX_WIRE_CONFIRM)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: malformed frame from node %u\n", src);
+        return;
+    }
+    uint32_t keep = w.type == SX_WIRE_MSG ? payload : 0;
+    SxMsg *m = g_malloc(sizeof(SxMsg) + keep);
+    m->src = src;
+    m->len = keep;
+    m->wire = w;
+    memcpy(m->data, data + sizeof(w), keep);
+    rl_sched_add(&s->sched, at, RL_EV_CLASS_FRAME, seq, SX_EV_ARRIVE, 0, 0, m);
+}
+
+static void sx_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
+{
+    SxState *s = opaque;
+
+    rl_sched_add(&s->sched, at, RL_EV_CLASS_LINK, peer, SX_EV_LINK,
+                 (peer & 0x7fffffff) | ((uint32_t)up << 31), 0, NULL);
+}
+
+/*
+ * The earliest time a frame could leave this board if none arrived: every
+ * pending pipeline stage's lower bound, and a doorbell at guest_ns, which is
+ * accepted only once the SXM has started: a board not yet enabled promises
+ * start_ns more, which lets the nodes boot with long grants.
+ */
+static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+{
+    SxState *s = opaque;
+    uint64_t doorbell = guest_ns;
+
+    if (guest_ns != RL_TIME_NEVER) {
+        doorbell = s->ctrl & SX_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
+                                            : guest_ns + s->start_ns;
+    }
+    uint64_t p = doorbell == RL_TIME_NEVER ? RL_TIME_NEVER : doorbell + s->send_ns;
+
+    if (!g_queue_is_empty(&s->waiting)) {
+        p = MIN(p, guest_ns);           /* an RX_RELEASE lets a confirmation go */
+    }
+    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->sched, i);
+        switch (ev->kind) {
+        case SX_EV_TX_BUS_DONE:
+            p = MIN(p, ev->time + s->send_ns);
+            break;
+        case SX_EV_CPU_DONE:
+        case SX_EV_RX_BUS_DONE:
+            p = MIN(p, ev->time);
+            break;
+        case SX_EV_ARRIVE:
+            p = MIN(p, ev->time + s->recv_ns);
+            break;
+        }
+    }
+    return MAX(p, now);
+}
+
+/* The cluster started: every other node of it is a peer, up. */
+static void sx_link_welcome(void *opaque, uint32_t nodes)
+{
+    SxState *s = opaque;
+
+    s->nodes = nodes;
+    for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
+        if (p != s->node) {
+            s->peers_up |= 1u << p;
+        }
+    }
+}
+
+static const RlPortOps sx_link_ops = {
+    .welcome = sx_link_welcome,
+    .frame = sx_link_frame,
+    .link = sx_link_status,
+    .promise = sx_promise,
+};
+
+/* ---- registers ------------------------------------------------------------- */
+
+static void sx_doorbell(SxState *s, uint32_t slot)
+{
+    if (slot >= SX_TX_SLOTS) {
+        sx_bad_doorbell(s, SX_ERR_SLOT);
+        return;
+    }
+    if (!sx_ready(s)) {
+        sx_bad_doorbell(s, SX_ERR_DISABLED);
+        return;
+    }
+    if (s->tx_state[slot] != SX_TX_IDLE) {
+        sx_bad_doorbell(s, SX_ERR_BUSY);
+        return;
+    }
+    uint32_t dst = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_PEER);
+    uint32_t len = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_LEN);
+    uint32_t tag = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_TAG);
+
+    s->tx_state[slot] = SX_TX_SENDING;
+    s->tx_dst[slot] = dst;
+    if (len > SX_MAX_MSG) {
+        s->error = SX_ERR_LENGTH;
+        sx_tx_complete(s, slot, SX_ERR_LENGTH);
+        return;
+    }
+    if (dst >= s->nodes || dst == s->node) {
+        s->error = SX_ERR_DEST;
+        sx_tx_complete(s, slot, SX_ERR_DEST);
+        return;
+    }
+    if (!sx_peer_up(s, dst)) {
+        sx_tx_complete(s, slot, SX_ERR_LINK_DOWN);
+        return;
+    }
+    /* the bus DMA reads the slot; the host may not touch it until completion */
+    memcpy(s->tx_data[slot], s->win + SX_TX_BUF(slot), len);
+    s->tx_wire[slot] = (SxWire) { .type = SX_WIRE_MSG, .slot = slot, .tag = tag,
+                                  .len = len, .gen = s->tx_gen[slot] };
+    uint64_t end = rl_channels_run(&s->bus, sx_now(), rl_bytes_ns(len, s->bus_rate));
+    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_TX_BUS_DONE, slot,
+                 s->tx_gen[slot], NULL);
+}
+
+static void sx_rx_release(SxState *s, uint32_t slot)
+{
+    if (slot >= SX_RX_SLOTS || s->rx_state[slot] != SX_RX_HOST) {
+        sx_bad_doorbell(s, SX_ERR_RX_SLOT);
+        return;
+    }
+    s->rx_state[slot] = SX_RX_FREE;
+    sx_place(s);
+}
+
+static bool sx_keep_link_events(void *opaque, RlEvent *ev)
+{
+    switch (ev->kind) {
+    case SX_EV_ARRIVE:
+    case SX_EV_LINK:
+        return true;
+    case SX_EV_CPU_DONE: {
+        SxJob *job = ev->ptr;
+        g_free(job->msg);
+        g_free(job);
+        return false;
+    }
+    case SX_EV_RX_BUS_DONE:
+        g_free(ev->ptr);
+        return false;
+    default:
+        return false;
+    }
+}
+
+/* Board reset: drop everything in flight except what the ring is delivering. */
+static void sx_board_reset(SxState *s)
+{
+    rl_sched_filter(&s->sched, sx_keep_link_events, s);
+    SxMsg *m;
+    while ((m = g_queue_pop_head(&s->waiting))) {
+        g_free(m);
+    }
+    for (int i = 0; i < SX_TX_SLOTS; i++) {
+        s->tx_state[i] = SX_TX_IDLE;
+        s->tx_gen[i]++;
+    }
+    for (int j = 0; j < SX_RX_SLOTS; j++) {
+        s->rx_state[j] = SX_RX_FREE;
+    }
+    s->ctrl = s->irq_status = s->irq_mask = s->error = 0;
+    s->txc_head = s->txc_count = s->rxp_head = s->rxp_count = 0;
+    s->cpu.free_at = 0;
+    memset(s->bus.free_at, 0, sizeof(s->bus.free_at));
+    sx_update_irq(s);
+}
+
+/*
+ * sx-regs.h: the registers take aligned 32-bit accesses only. Every other access
+ * reaches the handlers whole (see sx_mmio_ops) and is refused here: logged, read as 0,
+ * written nowhere, and without the side effects of the registers it overlaps.
+ */
+static bool sx_access_ok(hwaddr addr, unsigned size, bool write)
+{
+    if (size == 4 && !(addr & 3)) {
+        return true;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: %u-byte %s at register offset 0x%"
+                  HWADDR_PRIx " refused: the registers are 32-bit\n", size,
+                  write ? "write" : "read", addr);
+    return false;
+}
+
+static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    SxState *s = opaque;
+
+    if (!sx_access_ok(addr, size, false)) {
+        return 0;
+    }
+    switch (addr) {
+    case SX_REG_ID: return SX_ID_VALUE;
+    case SX_REG_VERSION: return 1;
+    case SX_REG_NODE_ID: return s->node;
+    case SX_REG_NUM_NODES: return s->nodes;
+    case SX_REG_CTRL: return s->ctrl;
+    case SX_REG_STATUS:
+        return (s->port && rl_port_is_up(s->port) ? SX_STATUS_LINK_UP : 0) |
+               (sx_ready(s) ? SX_STATUS_READY : 0);
+    case SX_REG_IRQ_STATUS: return s->irq_status;
+    case SX_REG_IRQ_MASK: return s->irq_mask;
+    case SX_REG_TX_COMPLETE:
+        return sx_fifo_pop(s->txc_fifo, &s->txc_head, &s->txc_count, SX_TXC_DEPTH);
+    case SX_REG_RX_POP:
+        return sx_fifo_pop(s->rxp_fifo, &s->rxp_head, &s->rxp_count, SX_RX_SLOTS);
+    case SX_REG_ERROR: return s->error;
+    case SX_REG_PEERS_UP: return s->peers_up;
+    case SX_REG_TX_MSGS: return s->tx_msgs;
+    case SX_REG_RX_MSGS: return s->rx_msgs;
+    case SX_REG_TX_ERRORS: return s->tx_errors;
+    case SX_REG_BAD_DOORBELLS: return s->bad_doorbells;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: read of unknown register 0x%"
+                      HWADDR_PRIx "\n", addr);
+        return 0;
+    }
+}
+
+static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    SxState *s = opaque;
+
+    if (!sx_access_ok(addr, size, true)) {
+        return;
+    }
+    switch (addr) {
+    case SX_REG_CTRL:
+        if (val & SX_CTRL_RESET) {
+            sx_board_reset(s);
+        } else {
+            if ((val & SX_CTRL_ENABLE) && !(s->ctrl & SX_CTRL_ENABLE)) {
+                /* the SXM boots its firmware and joins the ring */
+                s->ready_at = sx_now() + s->start_ns;
+            }
+            s->ctrl = val & SX_CTRL_ENABLE;
+        }
+        break;
+    case SX_REG_IRQ_STATUS:
+        s->irq_status &= ~(uint32_t)val;
+        sx_update_irq(s);
+        break;
+    case SX_REG_IRQ_MASK:
+        s->irq_mask = val & (SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK);
+        sx_update_irq(s);
+        break;
+    case SX_REG_TX_DOORBELL:
+        sx_doorbell(s, val);
+        break;
+    case SX_REG_RX_RELEASE:
+        sx_rx_release(s, val);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: write to read-only or unknown "
+                      "register 0x%" HWADDR_PRIx "\n", addr);
+        break;
+    }
+}
+
+/*
+ * Every width and alignment is valid and implemented here, so that the memory core
+ * passes each access on whole: with a narrower .valid, a DMA-style access (qtest's
+ * readq, address_space_rw) is split into 32-bit pieces that each have a register's
+ * side effects, and the core logs refusals as invalid_mem, not guest_errors. The
+ * handlers enforce sx-regs.h's 32-bit rule (sx_access_ok).
+ */
+static const MemoryRegionOps sx_mmio_ops = {
+    .read = sx_mmio_read,
+    .write = sx_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+};
+
+/* ---- QOM ------------------------------------------------------------------- */
+
+/*
+ * Realize takes its steps in order and, when one fails, undoes the ones before it in
+ * reverse (the PCI core unregisters the BARs, the object owns the memory regions):
+ * nothing of a board that failed to realize stays armed, registered or connected.
+ */
+static void sx_realize(PCIDevice *pdev, Error **errp)
+{
+    ERRP_GUARD();
+    SxState *s = RETROLINK_SX(pdev);
+
+    if (!s->sxm_mips_str) {
+        s->sxm_mips_str = g_strdup("1.9");      /* GMICRO/100: 1.9 VAX MIPS */
+    }
+    if (qemu_strtod_finite(s->sxm_mips_str, NULL, &s->sxm_mips) < 0 ||
+        s->sxm_mips <= 0 || s->sxm_mips > 1e6) {
+        error_setg(errp, "retrolink-sx: sxm-mips must be a number in (0, 1e6], not '%s'",
+                   s->sxm_mips_str);
+        return;
+    }
+    if (s->bus_channels < 1 || s->bus_channels > RL_MAX_CHANNELS || s->bus_rate == 0) {
+        error_setg(errp, "retrolink-sx: bus-channels must be 1..%d and bus-channel-rate > 0",
+                   RL_MAX_CHANNELS);
+        return;
+    }
+    if (s->confirm_bytes < sizeof(SxWire) || s->confirm_bytes > SX_MAX_MSG ||
+        s->confirm_timeout_us == 0) {
+        error_setg(errp, "retrolink-sx: confirm-bytes must be %zu..%d and "
+                   "confirm-timeout-us > 0", sizeof(SxWire), SX_MAX_MSG);
+        return;
+    }
+    s->send_ns = sx_insns_ns(s, s->send_insns);
+    s->recv_ns = sx_insns_ns(s, s->recv_insns);
+    s->confirm_ns = sx_insns_ns(s, s->confirm_insns);
+    if (s->start_us > 60 * 1000 * 1000) {
+        error_setg(errp, "retrolink-sx: start-us must be at most 60 s");
+        return;
+    }
+    s->start_ns = s->start_us * 1000;
+    s->bus.n = s->bus_channels;
+    g_queue_init(&s->waiting);
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    if (msi_init(pdev, 0, 1, true, false, errp)) {
+        error_prepend(errp, "retrolink-sx: ");
+        return;
+    }
+    memory_region_init_io(&s->regs, OBJECT(s), &sx_mmio_ops, s, "retrolink-sx-regs", 4 * KiB);
+    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
+    if (!memory_region_init_ram(&s->window, OBJECT(s), "retrolink-sx-window",
+                                SX_WINDOW_SIZE, errp)) {
+        error_prepend(errp, "retrolink-sx: ");
+        goto fail_msi;
+    }
+    s->win = memory_region_get_ram_ptr(&s->window);
+    pci_register_bar(pdev, 2, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_PREFETCH,
+                     &s->window);
+    rl_sched_init(&s->sched, sx_event, s);
+
+    if (!s->fabric) {
+        s->nodes = 1;           /* a lone board: every destination fails */
+        return;
+    }
+    /* least delay from an arriving frame to one it causes (docs/boards/sx.md) */
+    uint64_t reaction = MIN(s->recv_ns, s->send_ns);
+    char name[RL_NAME_LEN];
+    snprintf(name, sizeof(name), "sx-node%u", s->node);
+    /* the node count and the peers come with the cluster's start (sx_link_welcome) */
+    s->port = rl_port_attach(s->fabric, s->node, s->network, RL_PROTO_SX, name, reaction,
+                             &sx_link_ops, s, errp);
+    if (!s->port) {
+        error_prepend(errp, "retrolink-sx: ");
+        goto fail_sched;
+    }
+    error_setg(&s->migration_blocker, "retrolink-sx: the SXM's in-flight messages and "
+               "the fabric connection are not migratable");
+    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+        goto fail_link;         /* it freed the blocker */
+    }
+    return;
+
+fail_link:
+    rl_port_close(s->port);     /* the last port of the node closes the connection */
+    s->port = NULL;
+    s->peers_up = 0;
+fail_sched:
+    rl_sched_destroy(&s->sched);
+fail_msi:
+    msi_uninit(pdev);
+}
+
+static void sx_exit(PCIDevice *pdev)
+{
+    SxState *s = RETROLINK_SX(pdev);
+    SxMsg *m;
+
+    rl_port_close(s->port);
+    s->port = NULL;
+    sx_board_reset(s);
+    rl_sched_filter(&s->sched, sx_keep_link_events, s);
+    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
+        g_free(rl_sched_nth(&s->sched, i)->ptr);
+    }
+    rl_sched_destroy(&s->sched);
+    while ((m = g_queue_pop_head(&s->waiting))) {
+        g_free(m);
+    }
+    migrate_del_blocker(&s->migration_blocker);
+    msi_uninit(pdev);
+}
+
+static void sx_reset(DeviceState *dev)
+{
+    sx_board_reset(RETROLINK_SX(dev));
+}
+
+static const VMStateDescription vmstate_sx = {
+    .name = TYPE_RETROLINK_SX,
+    .version_id = 2,
+    .minimum_version_id = 2,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, SxState),
+        VMSTATE_UINT32(ctrl, SxState),
+        VMSTATE_UINT64(ready_at, SxState),
+        VMSTATE_UINT32(irq_status, SxState),
+        VMSTATE_UINT32(irq_mask, SxState),
+        VMSTATE_UINT32(error, SxState),
+        VMSTATE_UINT32(peers_up, SxState),
+        VMSTATE_UINT32(tx_msgs, SxState),
+        VMSTATE_UINT32(rx_msgs, SxState),
+        VMSTATE_UINT32(tx_errors, SxState),
+        VMSTATE_UINT32(bad_doorbells, SxState),
+        VMSTATE_UINT32_ARRAY(tx_state, SxState, SX_TX_SLOTS),
+        VMSTATE_UINT32_ARRAY(tx_gen, SxState, SX_TX_SLOTS),
+        VMSTATE_UINT32_ARRAY(tx_dst, SxState, SX_TX_SLOTS),
+        VMSTATE_UINT32_ARRAY(rx_state, SxState, SX_RX_SLOTS),
+        VMSTATE_UINT32_ARRAY(txc_fifo, SxState, SX_TXC_DEPTH),
+        VMSTATE_UINT32(txc_head, SxState),
+        VMSTATE_UINT32(txc_count, SxState),
+        VMSTATE_UINT32_ARRAY(rxp_fifo, SxState, SX_RX_SLOTS),
+        VMSTATE_UINT32(rxp_head, SxState),
+        VMSTATE_UINT32(rxp_count, SxState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Defaults are the paper's (sure-sx.md); machines/sure-sx.toml names each source. */
+static const Property sx_properties[] = {
+    DEFINE_PROP_STRING("fabric", SxState, fabric),
+    DEFINE_PROP_UINT32("node", SxState, node, 0),
+    DEFINE_PROP_UINT32("network", SxState, network, 0),
+    DEFINE_PROP_STRING("sxm-mips", SxState, sxm_mips_str),
+    DEFINE_PROP_UINT64("fw-send-insns", SxState, send_insns, 595),
+    DEFINE_PROP_UINT64("fw-recv-insns", SxState, recv_insns, 701),
+    DEFINE_PROP_UINT64("fw-confirm-insns", SxState, confirm_insns, 0),
+    DEFINE_PROP_UINT32("confirm-bytes", SxState, confirm_bytes, 16),
+    DEFINE_PROP_UINT64("confirm-timeout-us", SxState, confirm_timeout_us, 100000),
+    DEFINE_PROP_UINT64("start-us", SxState, start_us, 25000),
+    DEFINE_PROP_UINT32("bus-channels", SxState, bus_channels, 4),
+    DEFINE_PROP_UINT64("bus-channel-rate", SxState, bus_rate, 10000000),
+};
+
+static void sx_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = sx_realize;
+    k->exit = sx_exit;
+    k->vendor_id = SX_PCI_VENDOR_ID;
+    k->device_id = SX_PCI_DEVICE_ID;
+    k->revision = 1;
+    k->class_id = PCI_CLASS_NETWORK_OTHER;
+    dc->desc = "SX message processor (SURE SYSTEM2000) on a retrolink FDDI ring";
+    dc->vmsd = &vmstate_sx;
+    device_class_set_legacy_reset(dc, sx_reset);
+    device_class_set_props(dc, sx_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static void sx_register_types(void)
+{
+    static InterfaceInfo interfaces[] = {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    };
+    static const TypeInfo sx_info = {
+        .name = TYPE_RETROLINK_SX,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(SxState),
+        .class_init = sx_class_init,
+        .interfaces = interfaces,
+    };
+
+    type_register_static(&sx_info);
+}
+
+type_init(sx_register_types)

@@ -1,0 +1,114 @@
+"""Assemble the guest initramfs: busybox-static, the init script, our modules and
+programs, and any extra Debian tools (copied with their shared libraries).
+
+Kernel modules live where modprobe looks for them, /lib/modules/<abi>/: those of the
+Debian image that a machine may need under kernel/, ours under extra/, with the
+dependency files depmod writes; the init script modprobes the modules its machine's
+boards name (fw_cfg opt/retrolink/modules), so a module's dependencies load first.
+
+The archive is uncompressed newc cpio (fast to boot under TCG) with every mtime and
+owner fixed, so the same inputs give a byte-identical image.
+"""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from retrolink import paths
+from retrolink.build.guest_kernel import GuestKernel
+from retrolink.progress import StepFailed, run_logged
+
+BUSYBOX = Path("/bin/busybox")
+INIT = paths.REPO / "guest" / "rootfs" / "init"
+# kernel modules of the Debian image a node may load: fw_cfg (every node: the command
+# comes through it), and the stock NICs' drivers (Ethernet boards)
+IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/mii.ko",
+                 "kernel/drivers/net/ethernet/intel/e100.ko",
+                 "kernel/drivers/net/ethernet/intel/e1000/e1000.ko",
+                 "kernel/drivers/net/ethernet/dec/tulip/tulip.ko"]
+# what depmod needs besides the modules themselves (built-in modules count as present)
+IMAGE_MODULE_INDEXES = ["modules.builtin", "modules.builtin.modinfo", "modules.order"]
+# stock network benchmarks the guests run unmodified (docs/boards/ethernet.md), each the host's
+# copy from its Debian package (deps/apt.txt) with its shared libraries: tool -> package
+GUEST_TOOLS = {"/usr/bin/iperf3": "iperf3", "/usr/bin/NPtcp": "netpipe-tcp",
+               "/usr/bin/qperf": "qperf", "/usr/bin/sockperf": "sockperf"}
+
+
+def shared_libraries(binary: Path) -> list[Path]:
+    """The shared libraries (and loader) a dynamically linked host binary needs."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
+    libs = []
+    for line in out.splitlines():
+        m = re.search(r"(/\S+) \(0x", line)
+        if m:
+            libs.append(Path(m.group(1)))
+    return libs
+
+
+def add_host_tool(root: Path, tool: Path) -> None:
+    """Copy a Debian tool and its libraries into the image at the same paths."""
+    for f in [tool, *shared_libraries(tool)]:
+        dest = root / f.relative_to("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f.resolve(), dest)
+
+
+def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools=()) -> Path:
+    if not BUSYBOX.exists():
+        raise StepFailed(f"{BUSYBOX} missing: install busybox-static")
+    root = out.with_suffix(".root")
+    shutil.rmtree(root, ignore_errors=True)
+    modules = root / "lib" / "modules" / kernel.abi
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run", "tmp", "etc",
+              "root"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+    shutil.copy2(INIT, root / "init")
+    (root / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    (root / "etc" / "group").write_text("root:x:0:\n")
+    # glibc's tools look names up in /etc/hosts only (there is no DNS on the nodes), and
+    # protocols by name (NPtcp exits without getprotobyname("tcp"))
+    (root / "etc" / "nsswitch.conf").write_text("hosts: files\nprotocols: files\n")
+    (root / "etc" / "protocols").write_text("ip 0 IP\nicmp 1 ICMP\ntcp 6 TCP\nudp 17 UDP\n")
+    (root / "etc" / "profile").write_text('PS1="$(hostname)# "\nexport PATH=/usr/bin:/bin:/usr/sbin:/sbin\n')
+    for rel in IMAGE_MODULES + IMAGE_MODULE_INDEXES:
+        src = kernel.modules / rel
+        if not src.exists():
+            raise StepFailed(f"guest kernel file {src} not found in the image package")
+        (modules / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, modules / rel)
+    if stage.exists():
+        shutil.copytree(stage, root, dirs_exist_ok=True, symlinks=True,
+                        ignore=shutil.ignore_patterns("*.ko"))
+        # ours (meson installs them under lib/modules/<group>/) go to extra/
+        (modules / "extra").mkdir(exist_ok=True)
+        for ko in sorted((stage / "lib" / "modules").glob("*/*.ko")):
+            shutil.copy2(ko, modules / "extra" / ko.name)
+        for d in (root / "lib" / "modules").iterdir():     # the groups' folders, now empty
+            if d != modules and not any(d.iterdir()):
+                d.rmdir()
+    run_logged(["depmod", "-b", root, kernel.abi], log)
+    for tool, package in [*GUEST_TOOLS.items(), *((t, None) for t in extra_tools)]:
+        if not Path(tool).exists():
+            raise StepFailed(f"{tool} missing on the host" +
+                             (f": install the Debian package {package}" if package else ""))
+        add_host_tool(root, Path(tool))
+    for p in [root, *root.rglob("*")]:
+        os.utime(p, (0, 0), follow_symlinks=False)
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    tmp = out.with_suffix(".tmp")
+    # cpio reads the file names on stdin
+    with open(tmp, "wb") as f:
+        proc = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "--reproducible", "-R", "0:0"],
+                              input=("\n".join(files) + "\n").encode(), cwd=root, stdout=f,
+                              stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise StepFailed(f"cpio failed: {proc.stderr.decode(errors='replace')}")
+    tmp.replace(out)
+    return out
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,56 @@
+"""Build what is ours (fabric, guest userland, guest kernel modules) with the top-level meson."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from retrolink import paths
+from retrolink.build.guest_kernel import GuestKernel
+from retrolink.progress import run_logged, step
+
+
+def meson() -> str:
+    venv_meson = paths.REPO / ".venv" / "bin" / "meson"
+    return str(venv_meson) if venv_meson.exists() else "meson"
+
+
+def build_ours(kernel: GuestKernel, log: Path) -> Path:
+    """Configure (once), compile (incrementally) and stage the guest files; return the
+    staging root whose usr/ and lib/ go into the initramfs."""
+    build = paths.build_dir()
+    options = {"kernel_headers": str(kernel.headers)}
+    stamp = build / "retrolink-options.json"
+    if not (build / "build.ninja").exists():
+        with step("configuring retrolink's own build (meson)"):
+            run_logged([meson(), "setup", build, paths.REPO, "--prefix=/usr",
+                        *[f"-D{k}={v}" for k, v in options.items()]], log)
+    elif not stamp.exists() or json.loads(stamp.read_text()) != options:
+        run_logged([meson(), "configure", build, *[f"-D{k}={v}" for k, v in options.items()]], log)
+    stamp.write_text(json.dumps(options))
+    dry = subprocess.run(["ninja", "-C", build, "-n"], capture_output=True, text=True)
+    todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
+    if todo:
+        with step(f"building fabric, guest programs and modules ({todo} steps)"):
+            run_logged(["ninja", "-C", build], log)
+    stage = build / "guest-root"
+    shutil.rmtree(stage, ignore_errors=True)
+    run_logged([meson(), "install", "-C", build, "--no-rebuild", "--quiet",
+                "--destdir", stage], log)
+    return stage
+
+
+def build_fabric_variant(name: str, options: dict, target: str, cc: str | None,
+                         log: Path) -> Path:
+    """A host-only build of the fabric in build/variants/<name> (sanitizers, fuzzing):
+    configured once with the given meson options and compiler; returns target's path."""
+    build = paths.build_dir() / "variants" / name
+    if not (build / "build.ninja").exists():
+        shutil.rmtree(build, ignore_errors=True)
+        env = {"CC": cc} if cc else None
+        with step(f"configuring the fabric's {name} build"):
+            run_logged([meson(), "setup", build, paths.REPO, "-Dguest=false",
+                        *[f"-D{k}={v}" for k, v in options.items()]], log, env=env)
+    with step(f"building the fabric's {name} build"):
+        run_logged(["ninja", "-C", build, target], log)
+    return build / target

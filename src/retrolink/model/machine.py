@@ -1,0 +1,355 @@
+"""Machine files (machines/*.toml): the schema, loading, validation and --set overrides.
+
+Every table and field is declared here; an unknown one is an error naming the file, the
+field and what is allowed. docs/machines.md describes the schema for users.
+"""
+import copy
+import re
+import tomllib
+import typing
+from pathlib import Path
+from typing import Optional
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from retrolink import paths
+from retrolink.model import units
+from retrolink.boards import Board, BoardBase
+from retrolink.model.schema import Name, Strict
+from retrolink.topologies import Network, NetworkBase
+from retrolink.wire import lib as _wire
+
+RL_MAX_NETWORKS = _wire.RL_MAX_NETWORKS
+
+
+class MachineError(Exception):
+    """A machine file is missing, unreadable or invalid; str() says where and why."""
+
+
+class Cluster(Strict):
+    name: Name = ""          # default: not validated; runs are then named "cluster"
+    description: str = ""
+    nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
+    memory_mib: int = Field(default=256)
+    cpu_mips: float = Field(default=125.0, description="guest CPU speed -> icount shift")
+    # optional: one speed per node (nodes may differ; the fabric handles each one's
+    # granularity); overrides cpu_mips
+    cpu_mips_per_node: Optional[list[float]] = None
+    boot_timeout_s: float = Field(default=300.0, gt=0, le=86400)
+    run_timeout_s: float = Field(default=900.0, gt=0, le=86400)
+    # our choice: a cluster whose lock-step has not moved for this long (wall clock) has
+    # a node that stopped (docs/reliability.md); the run ends naming it
+    stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
+    kernel_cmdline: str = ""
+
+    @field_validator("memory_mib", mode="before")
+    @classmethod
+    def _mem(cls, v):
+        return units.parse_mib(v)
+
+    @field_validator("cpu_mips")
+    @classmethod
+    def _mips(cls, v):
+        units.icount_shift(v)
+        return v
+
+    @field_validator("cpu_mips_per_node")
+    @classmethod
+    def _mips_each(cls, v):
+        for m in v or []:
+            units.icount_shift(m)
+        return v
+
+    @model_validator(mode="after")
+    def _one_speed_per_node(self):
+        if self.cpu_mips_per_node is not None and len(self.cpu_mips_per_node) != self.nodes:
+            raise ValueError(f"cluster.cpu_mips_per_node has {len(self.cpu_mips_per_node)} "
+                             f"entries for {self.nodes} nodes: give one per node")
+        return self
+
+    @property
+    def icount_shift(self) -> int:
+        return units.icount_shift(self.cpu_mips)
+
+    def node_cpu_mips(self, node: int) -> float:
+        return self.cpu_mips_per_node[node] if self.cpu_mips_per_node else self.cpu_mips
+
+    def node_icount_shift(self, node: int) -> int:
+        return units.icount_shift(self.node_cpu_mips(node))
+
+
+# ---- the graph ------------------------------------------------------------------------
+
+class Machine(Strict):
+    """A cluster as a graph: nodes carry boards, each board's port joins a network."""
+    cluster: Cluster
+    networks: dict[Name, Network] = {}
+    boards: dict[Name, Board] = {}
+
+    @property
+    def uses_fabric(self) -> bool:
+        return bool(self.networks)
+
+    def boards_on(self, node: int) -> list[BoardBase]:
+        return [b for b in self.boards.values() if node in b.node_ids(self.cluster.nodes)]
+
+    def stations(self, network: str) -> list[int]:
+        """The VM nodes with a board on that network, in id order (its station ids)."""
+        return sorted({n for b in self.boards.values() if b.network == network
+                       for n in b.node_ids(self.cluster.nodes)})
+
+    def board_of_model(self, model: str) -> BoardBase:
+        """The one board of that model (benchmarks of a board need exactly one)."""
+        found = [b for b in self.boards.values() if b.model == model]
+        if len(found) != 1:
+            raise MachineError(f"machine '{self.cluster.name}' has {len(found)} boards of "
+                               f"model \"{model}\"; this needs exactly one")
+        return found[0]
+
+    def network_of(self, board: BoardBase) -> NetworkBase:
+        return self.networks[board.network]
+
+    def network_index(self, network: str) -> int:
+        """The network's place among the machine's networks, in the file's order: its
+        number in MAC and IP addresses (docs/boards/ethernet.md)."""
+        return list(self.networks).index(network)
+
+    def total_nodes(self) -> int:
+        """Fabric node ids: the VM nodes, then each network's synthetic stations."""
+        return self.cluster.nodes + sum(len(n.synthetic) for n in self.networks.values())
+
+    def graph_problems(self) -> list[str]:
+        """What the schema alone cannot see: references, and what the fabric can run."""
+        problems = []
+        for name, b in self.boards.items():
+            where = f"boards.{name}"
+            if b.network not in self.networks:
+                problems.append(f"{where}.network = \"{b.network}\": no such network "
+                                f"(networks: {', '.join(self.networks) or 'none'})")
+                continue
+            ids = b.node_ids(self.cluster.nodes)
+            bad = [n for n in ids if not 0 <= n < self.cluster.nodes]
+            if bad or len(set(ids)) != len(ids):
+                problems.append(f"{where}.nodes = {b.nodes}: give distinct node ids "
+                                f"0..{self.cluster.nodes - 1}, or \"all\"")
+            problems += [f"{where} on networks.{b.network}: {p}"
+                         for p in b.check(self.networks[b.network])]
+        for net_name, net in self.networks.items():
+            on_it = [name for name, b in self.boards.items() if b.network == net_name]
+            if not on_it:
+                problems.append(f"networks.{net_name}: no board joins it")
+            if len(on_it) > 1:
+                problems.append(f"networks.{net_name}: boards {', '.join(on_it)} both join it; "
+                                "a network carries one board model")
+            stations = self.stations(net_name)
+            problems += [f"networks.{net_name}: {p}"
+                         for p in net.check(len(stations) + len(net.synthetic))]
+            for s in net.synthetic:
+                if s.dst not in stations:
+                    problems.append(f"networks.{net_name}.synthetic {s.name}: dst = {s.dst} is "
+                                    f"not a VM node on this network ({stations})")
+        if len(self.networks) > RL_MAX_NETWORKS:
+            problems.append(f"{len(self.networks)} networks: the fabric serves at most "
+                            f"{RL_MAX_NETWORKS}")
+        return problems
+
+
+# ---- loading -------------------------------------------------------------------------
+
+# tables whose entries are named by the user and tagged by a kind (boards.sx.sx.sxm.mips
+# in pydantic's error locations: the second 'sx' is the model)
+_NAMED_TABLES = ("boards", "networks")
+
+
+def _error_path(loc: tuple) -> list[str]:
+    """An error location as the user writes the field: boards.sx.sxm.mips."""
+    parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))]
+    if len(parts) > 2 and parts[0] in _NAMED_TABLES:
+        del parts[2]
+    return parts
+
+
+def _describe(err: dict) -> str:
+    loc = ".".join(_error_path(err["loc"]))
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field (check the spelling; docs/machines.md lists the fields)"
+        suggestions = [".".join(p) for p in schema_paths() if p[-1] == err["loc"][-1]]
+        if suggestions:
+            msg += "; did you mean " + " or ".join(suggestions) + "?"
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    return f"{loc or '(top level)'}: {msg}"
+
+
+def _models_in(annotation) -> list[type]:
+    """The Strict models a field's type may hold (through Optional, Union, Annotated, list)."""
+    if isinstance(annotation, type) and issubclass(annotation, Strict):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def schema_paths(model: type = None, prefix: tuple = ()) -> list[tuple]:
+    """Every settable field of the machine schema as a path: ('cluster', 'nodes'),
+    ('boards', '<name>', 'sxm', 'mips'), ..."""
+    out = []
+    for name, field in (model or Machine).model_fields.items():
+        if name in ("model", "topology") and prefix:
+            continue
+        here = (*prefix, name)
+        if typing.get_origin(field.annotation) is dict:
+            here = (*here, "<name>")
+        inner = _models_in(field.annotation)
+        if not inner:
+            out.append(here)
+        for m in inner:
+            out += [p for p in schema_paths(m, here) if p not in out]
+    return out
+
+
+def resolve_machine_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or "/" in name_or_path:
+        return p
+    return paths.MACHINES / f"{name_or_path}.toml"
+
+
+def _unique(names: list[str]) -> str | None:
+    return names[0] if len(names) == 1 else None
+
+
+def _override_path(data: dict, key: str) -> list[str]:
+    """Where --set KEY lands. Full paths (cluster.nodes, boards.sx.sxm.mips,
+    networks.ring.rate) stand as they are; short ones are resolved in the machine:
+    a board's or network's name (sx.sxm.mips), 'device.' or 'link.' for the only board
+    or network, and a board's field (sxm.mips) when one board has it."""
+    parts = key.split(".")
+    if parts[0] in ("cluster", *_NAMED_TABLES):
+        return parts
+    boards = data.get("boards") if isinstance(data.get("boards"), dict) else {}
+    networks = data.get("networks") if isinstance(data.get("networks"), dict) else {}
+    if parts[0] in boards:
+        return ["boards", *parts]
+    if parts[0] in networks:
+        return ["networks", *parts]
+    if parts[0] == "device" and _unique(list(boards)):
+        return ["boards", _unique(list(boards)), *parts[1:]]
+    if parts[0] == "link" and _unique(list(networks)):
+        return ["networks", _unique(list(networks)), *parts[1:]]
+    having = [name for name, b in boards.items() if isinstance(b, dict) and
+              parts[0] in _fields_of("boards", b.get("model"))]
+    if _unique(having):
+        return ["boards", having[0], *parts]
+    return parts
+
+
+def _fields_of(table: str, kind) -> set[str]:
+    """A board model's or topology's own fields (not those every board or network has:
+    'nodes' alone is cluster.nodes, not a board's nodes)."""
+    from retrolink.boards import BOARDS
+    from retrolink.topologies import TOPOLOGIES
+    registry, base = (BOARDS, BoardBase) if table == "boards" else (TOPOLOGIES, NetworkBase)
+    cls = registry.get(kind)
+    return set(cls.model_fields) - set(base.model_fields) if cls else set()
+
+
+def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
+    """--set a.b.c=value: set a field (short names: _override_path)."""
+    data = copy.deepcopy(data)
+    for key, value in overrides.items():
+        parts = _override_path(data, key)
+        node = data
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise MachineError(f"--set {key}: {p} is not a table")
+        node[parts[-1]] = value
+    return data
+
+
+def parse_value(text: str):
+    """A --set value: TOML syntax if it parses (numbers, booleans, "strings"), else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_overrides(pairs) -> dict:
+    """--set NAME=VALUE arguments as a dict of overrides."""
+    out = {}
+    for p in pairs or []:
+        if "=" not in p:
+            raise MachineError(f"--set {p}: expected NAME=VALUE, e.g. --set sxm.mips=20")
+        k, v = p.split("=", 1)
+        if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", k.strip()):
+            raise MachineError(f"--set {p}: {k.strip()!r} is not a field name such as "
+                               "cluster.nodes or sxm.mips")
+        out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def _read_machine_file(path: Path) -> dict:
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in paths.MACHINES.glob("*.toml")))
+        raise MachineError(f"{path}: no such machine file (machines: {known})")
+    if not path.is_file():
+        raise MachineError(f"{path}: is not a file; give a machine name (e.g. sure-sx) "
+                           "or the path of a .toml file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise MachineError(f"{path}: not a text file in UTF-8 (byte {e.start}); "
+                           "machine files are TOML") from None
+    except OSError as e:
+        raise MachineError(f"{path}: cannot read it: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MachineError(f"{path}: not valid TOML: {e}") from None
+
+
+OLD_FORM_HELP = """this machine file is in the old form ([device], [link], [[synthetic]]).
+  A machine is now a graph of named networks and boards (docs/machines.md):
+    [link]            ->  [networks.NET]   (same fields, e.g. topology, rate)
+    [[synthetic]]     ->  [[networks.NET.synthetic]]
+    [device]          ->  [boards.NAME] with network = "NET"
+    [device.sxm] ...  ->  [boards.NAME.sxm] ...
+  (a [device] with model = "none" is simply left out)"""
+
+
+def _validation_message(path: Path, data: dict, overrides: dict, err: ValidationError) -> str:
+    """Errors in a field that a --set gave name that --set; the others name the file."""
+    by_set = {tuple(_override_path(data, k)): f"--set {k}={v}" for k, v in overrides.items()}
+    from_file, from_set = [], []
+    for e in err.errors():
+        where = tuple(_error_path(e["loc"]))
+        origin = next((s for p, s in by_set.items() if where[:len(p)] == p), None)
+        (from_set if origin else from_file).append(
+            f"{origin}: {_describe(e)}" if origin else _describe(e))
+    parts = []
+    if from_set:
+        parts.append("invalid --set:\n  " + "\n  ".join(from_set))
+    if from_file:
+        parts.append(f"{path}: invalid machine file:\n  " + "\n  ".join(from_file))
+    return "\n".join(parts)
+
+
+def load_machine(name_or_path: str, overrides: Optional[dict] = None) -> Machine:
+    path = resolve_machine_path(name_or_path)
+    data = _read_machine_file(path)
+    if any(k in data for k in ("device", "link", "synthetic")):
+        raise MachineError(f"{path}: {OLD_FORM_HELP}")
+    overrides = overrides or {}
+    if overrides:
+        data = apply_overrides(data, overrides)
+    try:
+        machine = Machine.model_validate(data)
+    except ValidationError as e:
+        raise MachineError(_validation_message(path, data, overrides, e)) from None
+    except ValueError as e:
+        raise MachineError(f"{path}: {e}") from None
+    problems = machine.graph_problems()
+    if problems:
+        sets = "".join(f" --set {k}={v}" for k, v in overrides.items())
+        raise MachineError(f"{path}{' with' + sets if sets else ''}: invalid machine file:\n  "
+                           + "\n  ".join(problems))
+    return machine

@@ -1,0 +1,338 @@
+"""Boot a cluster (fabric + one QEMU per node), run a command on the nodes, collect results.
+
+In command mode nothing is sent to a guest after it starts: the command goes in through
+fw_cfg, output comes back on the result port (a file), and the node ends QEMU through
+the isa-debug-exit port when done.
+"""
+import ctypes
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retrolink import paths
+from retrolink.run.diagnosis import (console_reason, exit_description, fabric_failure, kernel_complaints, last_words, process_state, qemu_failure, read_fabric_status, stall_reason, stalled_nodes)
+from retrolink.run.fabric_config import fabric_config_text
+from retrolink.model.machine import Machine
+from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
+from retrolink.run.node_output import NodeOutput, new_end_marker
+from retrolink.progress import StepFailed, say
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In a child: get SIGTERM when retrolink dies, so no QEMU or fabric is orphaned."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def terminate_on_sigterm():
+    """Make SIGTERM and SIGHUP stop retrolink like Ctrl-C (so clusters are shut down)."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
+class ClusterError(StepFailed):
+    """A cluster could not be started (the message says what to do)."""
+
+
+@dataclass
+class NodeResult:
+    node: int
+    booted: bool = False
+    finished: bool = False
+    exit_code: int | None = None
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)   # why the node failed, for the user
+    console_log: Path | None = None
+
+    @property
+    def problem(self) -> str:
+        return "\n    ".join(self.problems)
+
+    @property
+    def ok(self) -> bool:
+        return self.finished and self.exit_code == 0 and not self.problems
+
+
+@dataclass
+class RunResult:
+    nodes: list[NodeResult]
+    run_dir: Path
+    wall_s: float
+    fabric_stats: dict | None = None
+    fabric_problem: str = ""
+    marks: dict = field(default_factory=dict)   # (node, name) -> host seconds since start
+
+    @property
+    def ok(self) -> bool:
+        return all(n.ok for n in self.nodes) and not self.fabric_problem
+
+    @property
+    def problems(self) -> list[str]:
+        """Every failure of the run, the fabric's first (it explains the nodes')."""
+        return [p for p in [self.fabric_problem] if p] + \
+            [p for n in self.nodes for p in n.problems]
+
+
+def new_run_dir(machine_name: str) -> Path:
+    base = paths.runs_dir()
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for i in range(1000):
+        d = base / f"{machine_name}-{stamp}-{os.getpid()}-{i}"
+        try:
+            d.mkdir()
+            return d
+        except FileExistsError:
+            continue
+    raise ClusterError(f"cannot create a run directory in {base}")
+
+
+def socket_dir(run_dir: Path) -> Path:
+    """Where a run's Unix sockets go. A socket's path holds at most 107 bytes, so a run
+    directory too deep for them gets a short one in the temporary folder, and each
+    socket is linked from the run directory (shell and push follow the link)."""
+    if len(os.fsencode(run_dir / "node999-shell.sock")) <= 107:
+        return run_dir
+    return Path(tempfile.mkdtemp(prefix="retrolink-"))
+
+
+# how long retrolink lets the nodes finish writing after the fabric died
+FABRIC_DEATH_GRACE_S = 2.0
+# a stall is announced (once) after this long; the run ends at cluster.stall_timeout_s
+STALL_NOTICE_S = 10.0
+
+
+class Cluster:
+    """One cluster run: start the fabric and the nodes, wait, collect."""
+
+    def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False):
+        self.machine, self.art, self.dir = machine, art, run_dir
+        self.trace = trace
+        self.fabric: subprocess.Popen | None = None
+        self.nodes: list[subprocess.Popen] = []
+        self.files: list[NodeFiles] = []
+        self.outputs: list[NodeOutput] = []
+        self.sockets = socket_dir(run_dir)
+        self.socket = self.sockets / "fabric.sock"
+        self.stats_path = run_dir / "fabric-stats.json"
+        self.status_path = run_dir / "fabric-status.json"
+        self.fabric_log = run_dir / "fabric.log"
+
+    def _socket_path(self, name: str) -> Path:
+        """A socket's path, linked from the run directory when it lives elsewhere."""
+        if self.sockets != self.dir:
+            (self.dir / name).symlink_to(self.sockets / name)
+        return self.sockets / name
+
+    def _start_fabric(self) -> None:
+        self.socket = self._socket_path("fabric.sock")
+        conf = self.dir / "fabric.conf"
+        conf.write_text(fabric_config_text(self.machine, self.socket, self.stats_path,
+                                           self.dir / "fabric-trace.txt" if self.trace else None))
+        check = subprocess.run([str(self.art.fabric), "--check", str(conf)], text=True,
+                               capture_output=True, stdin=subprocess.DEVNULL)
+        if check.returncode != 0:
+            words = [l for l in check.stderr.splitlines() if l.strip()]
+            raise ClusterError(f"the fabric refuses this machine: "
+                               f"{words[-1] if words else exit_description(check.returncode)}")
+        with open(self.fabric_log, "w") as log:
+            self.fabric = subprocess.Popen([str(self.art.fabric), str(conf)], stdout=log,
+                                           stderr=log, stdin=subprocess.DEVNULL,
+                                           preexec_fn=_die_with_parent)
+        for _ in range(500):
+            if self.socket.exists():
+                return
+            if self.fabric.poll() is not None:
+                raise ClusterError(f"the fabric refused to start (it {exit_description(self.fabric.returncode)}): "
+                                   f"{last_words(self.fabric_log)} (log: {self.fabric_log})")
+            time.sleep(0.01)
+        raise ClusterError(f"the fabric did not open {self.socket} within 5 s "
+                           f"(log: {self.fabric_log})")
+
+    def start(self, commands: dict[int, str] | None, interactive: bool = False) -> None:
+        if self.machine.uses_fabric:
+            self._start_fabric()
+        for n in range(self.machine.cluster.nodes):
+            cmd_file = None
+            if commands is not None and n in commands:
+                cmd_file = self.dir / f"node{n}-command.sh"
+                cmd_file.write_text(commands[n] + "\n")
+            files = NodeFiles(console_log=self.dir / f"node{n}-console.log",
+                              output=self.dir / f"node{n}-output.log", command=cmd_file,
+                              end_marker=new_end_marker(),
+                              qmp=self._socket_path(f"node{n}-qmp.sock") if interactive else None,
+                              interactive_socket=self._socket_path(f"node{n}-shell.sock")
+                              if interactive else None)
+            self.files.append(files)
+            self.outputs.append(NodeOutput(files.output, files.end_marker))
+            argv = node_argv(self.machine, n, self.art, files,
+                             self.socket if self.machine.uses_fabric else None)
+            (self.dir / f"node{n}-qemu.cmdline").write_text(shlex.join(argv) + "\n")
+            with open(self.dir / f"node{n}-qemu.log", "w") as qlog:
+                self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
+                                                   stderr=subprocess.STDOUT,
+                                                   preexec_fn=_die_with_parent))
+
+    def wait(self, timeout_s: float, boot_timeout_s: float) -> RunResult:
+        """Wait for every node's command: up to boot_timeout_s for all of them to boot,
+        then up to timeout_s from the moment the last one booted (so a slow boot on a
+        loaded host does not eat the command's time)."""
+        start = time.monotonic()
+        deadline = start + boot_timeout_s
+        all_booted = False
+        marks: dict = {}
+        fabric_died_at = None
+        stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
+        ended_by = "timeout"
+        while any(p.poll() is None for p in self.nodes):
+            now = time.monotonic()
+            if now > deadline:
+                break
+            self._read_outputs(marks, start)
+            if not all_booted and all(o.booted for o in self.outputs):
+                all_booted, deadline = True, now + timeout_s
+            # status 0 is the fabric's normal end, after the last node's BYE, which can come
+            # just before that node's QEMU has exited: only a failure counts here
+            if self.fabric and fabric_died_at is None and self.fabric.poll() not in (None, 0):
+                fabric_died_at = now
+                say(f"the fabric {exit_description(self.fabric.returncode)} while the nodes "
+                    f"were running; stopping the cluster (log: {self.fabric_log})")
+            if fabric_died_at is not None and now - fabric_died_at > FABRIC_DEATH_GRACE_S:
+                ended_by = "fabric"
+                break
+            if stall.check(now):
+                ended_by = "stall"
+                break
+            time.sleep(0.05)
+        # the state of each QEMU still running (a stopped one shows 'T'), before stopping them
+        still_running = {n: process_state(p.pid) for n, p in enumerate(self.nodes)
+                         if p.poll() is None}
+        self.stop()
+        self._read_outputs(marks, start, final=True)
+        waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
+        limit = (f"timed out after {timeout_s:.0f} s (wall clock)" if all_booted else
+                 f"timed out after {boot_timeout_s:.0f} s of booting (wall clock; "
+                 "cluster.boot_timeout_s)")
+        results = [self._node_result(n, still_running, ended_by, waited_for, limit)
+                   for n in range(len(self.nodes))]
+        run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
+                        marks=marks)
+        if self.fabric:
+            run.fabric_problem = fabric_failure(self.fabric.returncode, fabric_died_at is not None,
+                                                self.fabric_log, self.stats_path)
+            if self.stats_path.exists():
+                try:
+                    run.fabric_stats = json.loads(self.stats_path.read_text())
+                except ValueError:
+                    run.fabric_problem = run.fabric_problem or \
+                        f"the fabric's statistics are unreadable: {self.stats_path}"
+        return run
+
+    def _node_result(self, n: int, still_running: dict, ended_by: str, waited_for: dict,
+                     limit: str) -> NodeResult:
+        out, files = self.outputs[n], self.files[n]
+        r = NodeResult(node=n, booted=out.booted, finished=out.finished,
+                       exit_code=out.exit_code, lines=out.lines, console_log=files.console_log)
+        log_note = f" (console log: {files.console_log})"
+        if n in waited_for:
+            r.problems.append(stall_reason(waited_for[n], still_running.get(n, "")) + log_note)
+        elif n in still_running:
+            why = {"timeout": limit,
+                   "fabric": "stopped, because the fabric ended",
+                   "stall": "stopped, waiting for " + ", ".join(
+                       f"node{k}" for k in sorted(waited_for)) + " (stalled)"}[ended_by]
+            r.problems.append(f"node{n} {'did not finish its command' if out.booted else 'did not boot'}: "
+                              f"{why}{log_note}")
+        elif self.nodes[n].returncode not in (0, DEBUG_EXIT_STATUS):
+            # QEMU's own failure comes first: the console says nothing about it
+            r.problems.append(qemu_failure(n, self.nodes[n].returncode,
+                                           self.dir / f"node{n}-qemu.log"))
+        elif not out.finished:
+            r.problems.append(f"node{n} {'did not finish its command' if out.booted else 'did not boot'}: "
+                              f"{console_reason(files.console_log)}{log_note}")
+        elif out.exit_code != 0:
+            r.problems.append(f"node{n}: command exited with status {out.exit_code}")
+        if out.finished:
+            kernel_log = self.dir / f"node{n}-kernel.log"
+            kernel_log.write_text("\n".join(out.kernel_log) + "\n")
+            complaints = kernel_complaints(out.kernel_log)
+            if complaints:
+                r.problems.append(f"node{n}: the guest kernel reported a problem: "
+                                  + " | ".join(complaints) + f" (kernel log: {kernel_log})")
+        return r
+
+    def _read_outputs(self, marks: dict, start: float, final: bool = False) -> None:
+        """Read what the nodes added to their output; note the host time at which each
+        'MARK <name>' line first appears (benchmarks of the emulator itself use it)."""
+        for n, out in enumerate(self.outputs):
+            for line in out.poll(final):
+                if line.startswith("MARK ") and (n, line[5:].strip()) not in marks:
+                    marks[(n, line[5:].strip())] = time.monotonic() - start
+
+    def stop(self) -> None:
+        """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""
+        for p in self.nodes:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.send_signal(signal.SIGCONT)    # a stopped QEMU cannot take SIGTERM
+        for p in self.nodes:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.fabric and self.fabric.poll() is None:
+            try:
+                self.fabric.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.fabric.send_signal(signal.SIGTERM)
+                try:
+                    self.fabric.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.fabric.kill()
+                    self.fabric.wait()
+        if self.sockets != self.dir:
+            shutil.rmtree(self.sockets, ignore_errors=True)
+
+
+class _StallWatch:
+    """Watches the fabric's status file: says once that the cluster waits for a node,
+    and tells the run to end when the lock-step has not moved for stall_timeout_s."""
+
+    def __init__(self, status_path: Path, timeout_s: float):
+        self.path, self.timeout_s = status_path, timeout_s
+        self.since: float | None = None
+        self.waiting_for: list[dict] = []
+        self.announced = False
+        self._mtime = None
+
+    def check(self, now: float) -> bool:
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:
+            return False
+        if mtime != self._mtime:
+            self._mtime = mtime
+            self.waiting_for = stalled_nodes(read_fabric_status(self.path))
+            self.since = now if self.waiting_for else None
+            self.announced = False
+        if self.since is None:
+            return False
+        if not self.announced and now - self.since >= STALL_NOTICE_S:
+            names = ", ".join(f"node{w['node']}" for w in self.waiting_for)
+            say(f"the cluster is waiting for {names}: its clock has not advanced for "
+                f"{STALL_NOTICE_S:.0f} s (wall); the run ends if it stays so for "
+                f"{self.timeout_s:.0f} s")
+            self.announced = True
+        return now - self.since >= self.timeout_s

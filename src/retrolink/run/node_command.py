@@ -1,0 +1,75 @@
+"""The QEMU command line of one node."""
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrolink.run import guest_net
+from retrolink.model.machine import Machine
+
+FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
+DEBUG_EXIT_PORT = 0xF4
+# The guest ends its QEMU by writing DEBUG_EXIT_VALUE to the port (guest/rootfs/init);
+# QEMU then exits with (value << 1) | 1 = 85, a status QEMU itself never uses (its own errors
+# exit 1), so a QEMU failure is never taken for a node's normal end.
+DEBUG_EXIT_VALUE = 0x2A
+DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
+RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    qemu: Path
+    kernel: Path
+    initrd: Path
+    fabric: Path
+
+
+@dataclass(frozen=True)
+class NodeFiles:
+    console_log: Path
+    output: Path               # the result port (ttyS1): a file, or a socket in 'up'
+    command: Path | None       # the script to run, passed in through fw_cfg
+    end_marker: str = "@@retrolink-end"   # ends the command's output (node_output.py)
+    qmp: Path | None = None
+    interactive_socket: Path | None = None
+
+
+def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
+              fabric_socket: Path | None) -> list[str]:
+    c = machine.cluster
+    append = f"console=ttyS0 panic=-1 loglevel=4 tsc=reliable {c.kernel_cmdline}".strip()
+    argv = [str(art.qemu), "-M", "q35", "-accel", "tcg", "-smp", "1", "-m", str(c.memory_mib),
+            "-icount", f"shift={c.node_icount_shift(node)},sleep=off",
+            "-rtc", f"clock=vm,base={RTC_BASE}",
+            "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
+    for d in FIRMWARE_DIRS:
+        argv += ["-L", d]
+    # the init script ends the node by writing 0 here: QEMU exits with status 1
+    argv += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=1"]
+    argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
+    # console and result port are files: never back-pressure, so outside the timed path
+    argv += ["-chardev", f"file,id=console,path={files.console_log}",
+             "-serial", "chardev:console"]
+    if files.interactive_socket:
+        argv += ["-chardev", f"socket,id=result,path={files.interactive_socket},server=on,wait=off",
+                 "-serial", "chardev:result"]
+    else:
+        argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
+    argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
+             "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
+    modules = [m for b in machine.boards_on(node) for m in b.guest_modules()]
+    if modules:
+        argv += ["-fw_cfg", f"name=opt/retrolink/modules,string={' '.join(dict.fromkeys(modules))}"]
+    interfaces = guest_net.interface_lines(machine, node)
+    if interfaces:
+        # applied by the init script before the command runs (docs/boards/ethernet.md)
+        argv += ["-fw_cfg", f"name=opt/retrolink/ip,string={interfaces}",
+                 "-fw_cfg", f"name=opt/retrolink/hosts,string={guest_net.hosts_file(machine)}"]
+    if files.command:
+        argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}",
+                 "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]
+    if files.qmp:
+        argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
+    for board in machine.boards_on(node):
+        argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
+                                machine.network_index(board.network))
+    return argv
