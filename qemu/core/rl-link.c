@@ -17,7 +17,8 @@
 #include <sys/un.h>
 #include <poll.h>
 
-#include "rl-link.h"
+#include "hw/retrolink/core/rl-link.h"
+#include "hw/retrolink/trace.h"
 
 #define RL_WELCOME_TIMEOUT_MS   120000  /* every node must connect within this */
 #define RL_POLL_MS              100     /* how often a blocked sync checks for shutdown */
@@ -51,7 +52,6 @@ struct RlLink {
     uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
     uint64_t reaction;       /* as said in HELLO: the least over the ports */
     uint64_t armed_at;       /* virtual time when the sync timer was last armed */
-    bool debug;              /* RETROLINK_LINK_DEBUG=1: log every sync to stderr */
     bool up;
     bool started;            /* WELCOME came */
     Notifier machine_done;
@@ -181,6 +181,7 @@ static bool rl_dispatch(RlLink *l, size_t n)
             return false;
         }
         l->grant = h->time_ns;
+        trace_retrolink_link_grant(l->node, l->grant);
         return true;
     case RL_MSG_ERROR: {
         const struct rl_error *e = (const void *)l->buf;
@@ -265,10 +266,7 @@ static void rl_sync_cb(void *opaque)
     struct rl_sync s = { .promise_ns = rl_promise(l, now, guest) };
     rl_msg_hdr_init(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
     l->promised = s.promise_ns;
-    if (l->debug) {
-        fprintf(stderr, "rl-link node %u: sync at %" PRIu64 " idle=%d guest=%" PRIu64
-                " promise=%" PRIu64 "\n", l->node, now, guest != now, guest, s.promise_ns);
-    }
+    trace_retrolink_link_sync(l->node, now, guest, s.promise_ns);
     if (!rl_write(l, &s, sizeof(s))) {
         return;
     }
@@ -305,7 +303,8 @@ void rl_port_send(RlPort *p, uint64_t ready_ns, uint32_t dst, uint32_t flags,
     if (ready_ns < l->promised) {
         /* only possible when the guest was woken from outside the model */
         l->violations++;
-        if (l->debug || l->violations == 1) {
+        trace_retrolink_link_late_frame(l->node, ready_ns, l->promised);
+        if (l->violations == 1) {
             error_report("retrolink node %u: frame ready at %" PRIu64 " before the promise "
                          "%" PRIu64 " (the guest woke from outside the model); delayed",
                          l->node, ready_ns, l->promised);
@@ -486,7 +485,6 @@ static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **e
     l->buf = g_malloc(RL_MSG_MAX);
     l->granularity = MAX(icount_to_ns(1), 1);
     l->reaction = RL_TIME_NEVER;
-    l->debug = g_strcmp0(g_getenv("RETROLINK_LINK_DEBUG"), "1") == 0;
     l->exit_notifier.notify = rl_exit_notify;
     qemu_add_exit_notifier(&l->exit_notifier);
     l->shutdown_notifier.notify = rl_shutdown_notify;

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
-#include "rl-sched.h"
+#include "hw/retrolink/core/rl-sched.h"
 
 static bool ev_before(const RlEvent *a, const RlEvent *b)
 {

@@ -19,6 +19,7 @@
 #include "qemu/osdep.h"
 #include <math.h>
 #include "qemu/cutils.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
@@ -166,8 +167,14 @@ static void sx_raise(SxState *s, uint32_t cause)
     }
 }
 
+static uint64_t sx_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
 static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
 {
+    trace_retrolink_sx_tx_complete(s->node, slot, status, sx_now());
     s->tx_state[slot] = SX_TX_IDLE;
     s->tx_gen[slot]++;
     if (status == SX_ERR_NONE) {
@@ -183,6 +190,7 @@ static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
 
 static void sx_bad_doorbell(SxState *s, uint32_t err)
 {
+    trace_retrolink_sx_bad_doorbell(s->node, err);
     s->bad_doorbells++;
     s->error = err;
     sx_raise(s, SX_IRQ_ERROR);
@@ -191,11 +199,6 @@ static void sx_bad_doorbell(SxState *s, uint32_t err)
 static bool sx_peer_up(SxState *s, uint32_t peer)
 {
     return peer < 32 ? (s->peers_up >> peer) & 1 : s->port && rl_port_is_up(s->port);
-}
-
-static uint64_t sx_now(void)
-{
-    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
 /* Enabled and started: takes doorbells and messages. */
@@ -250,6 +253,7 @@ static void sx_send_confirm(SxState *s, const SxMsg *m)
     uint32_t len = MAX(s->confirm_bytes, (uint32_t)sizeof(w));
 
     memcpy(buf, &w, sizeof(w));
+    trace_retrolink_sx_frame_out(s->node, m->src, w.type, MIN(len, sizeof(buf)), sx_now());
     rl_port_send(s->port, sx_now(), m->src, 0, buf, MIN(len, sizeof(buf)));
 }
 
@@ -263,6 +267,7 @@ static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
     s->rx_state[j] = SX_RX_HOST;
     sx_fifo_push(s->rxp_fifo, s->rxp_head, &s->rxp_count, SX_RX_SLOTS, SX_RXP_VALID | j);
     s->rx_msgs++;
+    trace_retrolink_sx_rx(s->node, j, m->src, m->len, sx_now());
     sx_send_confirm(s, m);
     g_free(m);
     sx_raise(s, SX_IRQ_RX);
@@ -285,6 +290,8 @@ static void sx_cpu_done(SxState *s, SxJob *job)
         uint8_t *buf = g_malloc(sizeof(SxWire) + SX_MAX_MSG);
         memcpy(buf, &s->tx_wire[slot], sizeof(SxWire));
         memcpy(buf + sizeof(SxWire), s->tx_data[slot], s->tx_wire[slot].len);
+        trace_retrolink_sx_frame_out(s->node, dst, SX_WIRE_MSG,
+                                     sizeof(SxWire) + s->tx_wire[slot].len, sx_now());
         rl_port_send(s->port, sx_now(), dst, 0, buf, sizeof(SxWire) + s->tx_wire[slot].len);
         g_free(buf);
         s->tx_state[slot] = SX_TX_AWAIT_CONFIRM;
@@ -381,16 +388,21 @@ static void sx_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
     SxWire w;
 
     if (len < sizeof(w)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: short frame from node %u\n", src);
+        /* the fabric's (or the peer board's) fault, not this guest's */
+        warn_report("retrolink-sx node %u: the fabric delivered a short frame from node %u "
+                    "(%u bytes)", s->node, src, len);
         return;
     }
     memcpy(&w, data, sizeof(w));
     uint32_t payload = len - sizeof(w);
     if ((w.type == SX_WIRE_MSG && (w.len != payload || w.len > SX_MAX_MSG)) ||
         (w.type != SX_WIRE_MSG && w.type != SX_WIRE_CONFIRM)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-sx: malformed frame from node %u\n", src);
+        warn_report("retrolink-sx node %u: the fabric delivered a malformed frame from "
+                    "node %u (type %u, length %u for %u bytes)", s->node, src, w.type, w.len,
+                    payload);
         return;
     }
+    trace_retrolink_sx_frame_in(s->node, src, w.type, len, at);
     uint32_t keep = w.type == SX_WIRE_MSG ? payload : 0;
     SxMsg *m = g_malloc(sizeof(SxMsg) + keep);
     m->src = src;
@@ -486,6 +498,7 @@ static void sx_doorbell(SxState *s, uint32_t slot)
     uint32_t len = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_LEN);
     uint32_t tag = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_TAG);
 
+    trace_retrolink_sx_doorbell(s->node, slot, dst, len, sx_now());
     s->tx_state[slot] = SX_TX_SENDING;
     s->tx_dst[slot] = dst;
     if (len > SX_MAX_MSG) {
@@ -579,13 +592,34 @@ static bool sx_access_ok(hwaddr addr, unsigned size, bool write)
     return false;
 }
 
-static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
+/* For trace events (the tulip_reg_name() of hw/net/tulip.c). */
+static const char *sx_reg_name(hwaddr addr)
 {
-    SxState *s = opaque;
-
-    if (!sx_access_ok(addr, size, false)) {
-        return 0;
+    switch (addr) {
+    case SX_REG_ID: return "ID";
+    case SX_REG_VERSION: return "VERSION";
+    case SX_REG_NODE_ID: return "NODE_ID";
+    case SX_REG_NUM_NODES: return "NUM_NODES";
+    case SX_REG_CTRL: return "CTRL";
+    case SX_REG_STATUS: return "STATUS";
+    case SX_REG_IRQ_STATUS: return "IRQ_STATUS";
+    case SX_REG_IRQ_MASK: return "IRQ_MASK";
+    case SX_REG_TX_DOORBELL: return "TX_DOORBELL";
+    case SX_REG_TX_COMPLETE: return "TX_COMPLETE";
+    case SX_REG_RX_POP: return "RX_POP";
+    case SX_REG_RX_RELEASE: return "RX_RELEASE";
+    case SX_REG_ERROR: return "ERROR";
+    case SX_REG_PEERS_UP: return "PEERS_UP";
+    case SX_REG_TX_MSGS: return "TX_MSGS";
+    case SX_REG_RX_MSGS: return "RX_MSGS";
+    case SX_REG_TX_ERRORS: return "TX_ERRORS";
+    case SX_REG_BAD_DOORBELLS: return "BAD_DOORBELLS";
+    default: return "unknown";
     }
+}
+
+static uint64_t sx_reg_read(SxState *s, hwaddr addr)
+{
     switch (addr) {
     case SX_REG_ID: return SX_ID_VALUE;
     case SX_REG_VERSION: return 1;
@@ -614,6 +648,18 @@ static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
     }
 }
 
+static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    SxState *s = opaque;
+
+    if (!sx_access_ok(addr, size, false)) {
+        return 0;
+    }
+    uint64_t val = sx_reg_read(s, addr);
+    trace_retrolink_sx_reg_read(s->node, sx_reg_name(addr), addr, val);
+    return val;
+}
+
 static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     SxState *s = opaque;
@@ -621,6 +667,7 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
     if (!sx_access_ok(addr, size, true)) {
         return;
     }
+    trace_retrolink_sx_reg_write(s->node, sx_reg_name(addr), addr, val);
     switch (addr) {
     case SX_REG_CTRL:
         if (val & SX_CTRL_RESET) {

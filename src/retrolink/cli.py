@@ -29,7 +29,7 @@ def cmd_run(args) -> int:
     art = build_all()
     script = guest_script(args.command)
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
-                         trace=args.trace)
+                         trace=args.trace, qemu_trace=args.qemu_trace)
     return 0 if result.ok else 1
 
 
@@ -107,6 +107,9 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override a machine parameter, e.g. link.rate=125MB/s")
     s.add_argument("--trace", action="store_true", help="write the fabric's frame trace")
+    s.add_argument("--qemu-trace", metavar="PATTERN",
+                   help="QEMU trace events to log per node, e.g. 'retrolink_sx_*' "
+                        "(qemu/trace-events; written to nodeN-trace.txt in the run directory)")
     s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)
 

@@ -7,6 +7,7 @@ which under icount is the model's virtual time.
 from dataclasses import dataclass
 
 from retrolink import paths
+from retrolink.boards.sx import SX      # the frame header the board adds (proto/sx.h)
 from retrolink.model.machine import Machine, load_machine
 from retrolink.run.node_command import Artifacts
 from retrolink.progress import StepFailed, say
@@ -15,7 +16,6 @@ from retrolink.bench import results
 from retrolink.bench.results import Result, csv, find, parse_results
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
-SX_FRAME_HEADER = 16      # bytes the board adds to each message on the ring (SxWire in sx.c)
 
 
 def load_definition(quick: bool) -> dict:
@@ -134,7 +134,7 @@ def run_sweep(machine_name: str, overrides: dict, art: Artifacts, quick: bool,
 def wire_limited_MBps(machine: Machine, size: int) -> float:
     """What the link alone would allow for back-to-back messages of this size."""
     link = machine.network_of(machine.board_of_model("sx"))
-    return size / ((size + SX_FRAME_HEADER + link.overhead_bytes) / link.rate) / 1e6
+    return size / ((size + SX["SX_WIRE_HDR_SIZE"] + link.overhead_bytes) / link.rate) / 1e6
 
 
 def saturating_length(machine: Machine, tp: dict) -> int | None:

@@ -2,8 +2,11 @@
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from retrolink.model.schema import MAX_NS, Rate, Strict, param
 from retrolink.boards.base import BoardBase
+from retrolink.headers import defines
+from retrolink.model.schema import MAX_NS, Rate, Strict, param
+
+SX = defines("regs/sx-regs.h", "proto/sx.h")
 
 
 class SxmParams(Strict):
@@ -16,7 +19,8 @@ class SxmParams(Strict):
                             source="sure-sx.md: 369 us receive time x 1.9 MIPS")
     confirm_insns: int = param(0, ge=0, le=10**9, unit="instructions", qemu="fw-confirm-insns",
                                source="our choice: the confirmation is sent by hardware")
-    confirm_bytes: int = param(16, ge=16, le=4096, unit="bytes", qemu="confirm-bytes",
+    confirm_bytes: int = param(SX["SX_WIRE_HDR_SIZE"], ge=SX["SX_WIRE_HDR_SIZE"],
+                               le=SX["SX_MAX_MSG"], unit="bytes", qemu="confirm-bytes",
                                source="our choice: the 16-byte SX frame header "
                                       "(SX_WIRE_HDR_SIZE) and nothing more")
     confirm_timeout_us: int = param(100000, ge=1, le=MAX_NS // 1000, unit="us",
@@ -39,9 +43,8 @@ class PmBusParams(Strict):
 
 class SxBoard(BoardBase):
     model: Literal["sx"]
-    # the largest frame the board puts on the link: a 4096-byte message behind its
-    # 16-byte header (SX_WIRE_HDR_SIZE in include/retrolink/regs/sx-regs.h)
-    MAX_FRAME_BYTES: ClassVar[int] = 16 + 4096
+    # the largest frame the board puts on the link: a message behind its header
+    MAX_FRAME_BYTES: ClassVar[int] = SX["SX_WIRE_HDR_SIZE"] + SX["SX_MAX_MSG"]
     MAX_FRAME_WHAT: ClassVar[str] = "a 4 KB message and its header"
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("sx",)
     PROTOCOL: ClassVar[str] = "sx"

@@ -26,7 +26,7 @@ class MachineError(Exception):
     """A machine file is missing, unreadable or invalid; str() says where and why."""
 
 
-class Cluster(Strict):
+class ClusterSettings(Strict):
     name: Name = ""          # default: not validated; runs are then named "cluster"
     description: str = ""
     nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
@@ -82,7 +82,7 @@ class Cluster(Strict):
 
 class Machine(Strict):
     """A cluster as a graph: nodes carry boards, each board's port joins a network."""
-    cluster: Cluster
+    cluster: ClusterSettings
     networks: dict[Name, Network] = {}
     boards: dict[Name, Board] = {}
 

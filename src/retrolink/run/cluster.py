@@ -116,9 +116,11 @@ STALL_NOTICE_S = 10.0
 class Cluster:
     """One cluster run: start the fabric and the nodes, wait, collect."""
 
-    def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False):
+    def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False,
+                 qemu_trace: str | None = None):
         self.machine, self.art, self.dir = machine, art, run_dir
         self.trace = trace
+        self.qemu_trace = qemu_trace
         self.fabric: subprocess.Popen | None = None
         self.nodes: list[subprocess.Popen] = []
         self.files: list[NodeFiles] = []
@@ -173,7 +175,9 @@ class Cluster:
                               end_marker=new_end_marker(),
                               qmp=self._socket_path(f"node{n}-qmp.sock") if interactive else None,
                               interactive_socket=self._socket_path(f"node{n}-shell.sock")
-                              if interactive else None)
+                              if interactive else None,
+                              qemu_trace=self.qemu_trace,
+                              trace_log=self.dir / f"node{n}-trace.txt")
             self.files.append(files)
             self.outputs.append(NodeOutput(files.output, files.end_marker))
             argv = node_argv(self.machine, n, self.art, files,

@@ -31,6 +31,8 @@ class NodeFiles:
     end_marker: str = "@@retrolink-end"   # ends the command's output (node_output.py)
     qmp: Path | None = None
     interactive_socket: Path | None = None
+    qemu_trace: str | None = None     # -trace events (e.g. 'retrolink_sx_*') ...
+    trace_log: Path | None = None     # ... written here (qemu/trace-events)
 
 
 def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
@@ -69,6 +71,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
                  "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]
     if files.qmp:
         argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
+    if files.qemu_trace:
+        argv += ["-trace", f"enable={files.qemu_trace},file={files.trace_log}"]
     for board in machine.boards_on(node):
         argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
                                 machine.network_index(board.network))

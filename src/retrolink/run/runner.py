@@ -9,14 +9,14 @@ from retrolink.progress import StepFailed, say
 
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
-                timeout_s=None, trace=False, announce=False) -> RunResult:
+                timeout_s=None, trace=False, announce=False, qemu_trace=None) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
     since they carry the interconnect), wait, stop everything, return the results."""
     run_dir = new_run_dir(run_name)
     c = machine.cluster
     if announce:
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
-    cluster = Cluster(machine, art, run_dir, trace=trace)
+    cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace)
     try:
         cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
         return cluster.wait(timeout_s or c.run_timeout_s, c.boot_timeout_s)
@@ -32,14 +32,15 @@ def guest_script(words: list[str]) -> str:
 
 
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
-                trace=False) -> RunResult:
+                trace=False, qemu_trace=None) -> RunResult:
     """`retrolink run`: script on the chosen nodes (all by default), output printed."""
     chosen = sorted(set(nodes)) if nodes else list(range(machine.cluster.nodes))
     for n in chosen:
         if not 0 <= n < machine.cluster.nodes:
             raise StepFailed(f"--node {n}: this machine has nodes 0..{machine.cluster.nodes - 1}")
     result = run_cluster(machine, art, {n: script for n in chosen},
-                         machine.cluster.name or "cluster", timeout_s, trace, announce=True)
+                         machine.cluster.name or "cluster", timeout_s, trace, announce=True,
+                         qemu_trace=qemu_trace)
     for r in result.nodes:
         if r.node in chosen:
             for line in r.lines:

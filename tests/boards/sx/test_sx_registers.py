@@ -199,3 +199,23 @@ def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path
     log = (tmp_path / "qemu.log").read_text()
     assert status == 0 and "Sanitizer" not in log, log[-3000:]
     assert not fabric.violations, fabric.violations
+
+
+def test_trace_events_name_registers_and_refusals(artifacts, tmp_path):
+    """-trace 'retrolink_sx_*' logs each register access by name, and a refused doorbell
+    with its error (qemu/trace-events)."""
+    trace = tmp_path / "trace.txt"
+    q = Qtest(artifacts.qemu, ["-device", "retrolink-sx,start-us=0",
+                               "-trace", f"enable=retrolink_sx_*,file={trace}"],
+              tmp_path / "qemu.log")
+    try:
+        dev = q.find_pci(R.SX_PCI_VENDOR_ID, R.SX_PCI_DEVICE_ID)
+        q.map_bars(dev, {0: REGS, 2: WIN})
+        reg(q, R.SX_REG_ID)
+        q.writel(REGS + R.SX_REG_TX_DOORBELL, R.SX_TX_SLOTS)       # out of range
+    finally:
+        q.close()
+    text = trace.read_text()
+    assert f"read ID (0x0) = 0x{R.SX_ID_VALUE:x}" in text, text
+    assert f"write TX_DOORBELL (0x{R.SX_REG_TX_DOORBELL:x}) = 0x{R.SX_TX_SLOTS:x}" in text
+    assert f"doorbell refused, SX_ERR {R.SX_ERR_SLOT}" in text

@@ -1,0 +1,27 @@
+"""Plain #define constants of the shared C headers (include/retrolink/), read from the
+headers themselves so that Python never restates a C value."""
+import functools
+import re
+
+from retrolink import paths
+
+_DEFINE = re.compile(r"^#define\s+([A-Z][A-Z0-9_]+)\s+(.+?)\s*(/\*.*)?$")
+
+
+@functools.cache
+def defines(*headers: str) -> dict[str, int]:
+    """The integer #defines of the given headers (paths under include/retrolink/), in
+    order; a define may use earlier ones. Function-like macros are skipped."""
+    values: dict[str, int] = {}
+    text = "\n".join((paths.INCLUDE / h).read_text() for h in headers)
+    for line in text.splitlines():
+        m = _DEFINE.match(line)
+        if not m or "(" in m.group(1):
+            continue
+        expr = m.group(2).replace("u <<", " <<").replace("u)", ")")
+        if re.fullmatch(r"[0-9A-Za-z_ ()<>*+x]+", expr):
+            try:
+                values[m.group(1)] = eval(expr, {}, dict(values))  # trusted header, plain ints
+            except (NameError, SyntaxError):
+                pass
+    return values
