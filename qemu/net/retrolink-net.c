@@ -29,11 +29,10 @@
  * the guest's next possible action plus the least send cost; the reaction time is
  * the least receive cost plus the least send cost. That gives the nodes grants of a
  * microsecond or two while they compute. The link makes booting cheaper: for a PCI
- * NIC that shows its link to the guest (e1000), the link comes up link-up-ns after the
- * guest enables the NIC's bus mastering (its driver starts it; the PHY negotiates)
- * and goes down when it disables it; while it is down the NIC cannot send, so a node
- * that has not started its NIC promises at least that much, and boots with long
- * grants. Counters are printed to stderr when QEMU exits; each frame is a trace event
+ * NIC, the link comes up link-up-ns after the guest enables the NIC's bus mastering
+ * (its driver starts it; the PHY negotiates) and goes down when it disables it; while
+ * it is down the NIC cannot send, so a node that has not started its NIC promises at
+ * least that much, and boots with long grants. Counters are printed to stderr when QEMU exits; each frame is a trace event
  * (-trace 'retrolink_net_*').
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -292,17 +291,19 @@ static void rlnet_memory_commit(MemoryListener *listener)
 }
 
 /*
- * Every device exists now: if the NIC is a PCI device that shows its link to the
- * guest, its link is down until its driver has started it (QEMU's NIC models pass
- * their device as the NIC's opaque).
+ * Every device exists now: if the NIC is a PCI device, its link is down until its
+ * driver has started it (QEMU's NIC models pass their device as the NIC's opaque).
+ * A NIC that shows its link to the guest (e1000: link_status_changed) tells its driver;
+ * one that does not (e100, tulip) has its frames discarded by QEMU's net layer until
+ * then, as a PHY still negotiating would: either way it sends nothing before, which is
+ * what lets the node promise link-up-ns and boot with long grants.
  */
 static void rlnet_machine_done(Notifier *n, void *data)
 {
     RlNetState *s = container_of(n, RlNetState, machine_done);
     NetClientState *peer = s->nc.peer;
 
-    if (!peer || peer->info->type != NET_CLIENT_DRIVER_NIC ||
-        !peer->info->link_status_changed || s->link_up_ns == 0) {
+    if (!peer || peer->info->type != NET_CLIENT_DRIVER_NIC || s->link_up_ns == 0) {
         return;
     }
     NICState *nic = qemu_get_nic(peer);

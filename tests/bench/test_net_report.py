@@ -28,4 +28,29 @@ def test_hub_load_scripts_send_in_their_slots():
     scripts = net.hub_load_scripts(load_machine("eth-hub", {}), d, START)
     assert set(scripts) == {0, 1, 3}            # two senders at most, the last node serves
     assert "-p 5201" in scripts[0] and "-p 5202" in scripts[1]
-    assert scripts[0].count("@@iperf") == 2 and scripts[1].count("@@iperf") == 1
+    assert scripts[0].count("@@iperf") == 3 and scripts[1].count("@@iperf") == 1
+
+
+def test_synthetic_senders_fill_their_slot_at_the_offered_load():
+    """Point 2 of --quick is one VM and two synthetic senders at 4 MB/s: the generators
+    are on the hub, start at the slot, and send 1 s of 1472-byte datagrams as frames."""
+    from retrolink.model.machine import load_machine
+    d = net.load_definition(True)
+    machine = load_machine("eth-hub", {})
+    loaded, ids = net.with_synthetic_senders(machine, d, START)
+    gens = loaded.networks["lan"].synthetic
+    assert ids == {0: [], 1: [], 2: [4, 5]} and len(gens) == 2
+    slot = d["hub_load"]["seconds"] + net.SLOT_MARGIN_S
+    for g in gens:
+        assert g.start_ns == (START + 2 * slot - net.RTC_BASE_EPOCH) * 10**9
+        assert g.size == 1472 + 42 and g.interval_ns == 368_000 and g.dst == 3
+        assert g.count == 2717                     # 1 s / 368 us
+    assert loaded.total_nodes() == 6 and machine.total_nodes() == 4
+
+
+def test_synthetic_delivery_is_counted_from_the_trace_as_udp_payload():
+    trace = "\n".join(["100 arrive src=4 dst=3 len=1514 seq=1",
+                       "200 arrive src=0 dst=3 len=1514 seq=1",       # a VM's: iperf3 counts it
+                       "300 excess_collisions src=5 dst=3 len=1514 seq=2",
+                       "400 arrive src=5 dst=3 len=1514 seq=3 net=0"])
+    assert net.synthetic_delivered_MBps(trace, {4, 5}, 0.001) == 2.944

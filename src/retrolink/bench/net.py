@@ -7,8 +7,10 @@ machine measures its load: for each number of busy stations and offered load, no
 0..k-1 send iperf3 UDP streams at once to the last node, each point in its own slot of
 virtual time (the guests' clocks agree: they are the model's); the delivered rate is what
 the receiving iperf3 servers counted, and the collisions are the fabric's `collision`
-trace events inside the slot. The hub's load comes from VMs only: the fabric's synthetic
-stations send frames that no guest counts, so nothing would measure what they deliver.
+trace events inside the slot. A point may add synthetic stations (traffic generators in
+the fabric, docs/fabric.md): they send UDP-sized frames at the same offered load in the
+same slot, and what they deliver is counted from the fabric's `arrive` trace events, as
+UDP payload (the frame less its Ethernet, IP and UDP headers), as iperf3 counts it.
 """
 import json
 from datetime import datetime
@@ -21,11 +23,13 @@ from retrolink.run.runner import run_cluster
 from retrolink.bench import results
 from retrolink.bench.results import csv, find, parse_results
 from retrolink.bench.sx import machine_parameters
+from retrolink.topologies.base import Synthetic
 
 DEFINITION = paths.REPO / "bench" / "net.toml"
 RTC_BASE_EPOCH = int(datetime.fromisoformat(RTC_BASE + "+00:00").timestamp())
 UDP_PORT, TCP_PORT, IPERF_PORT = 7777, 7778, 5201
 SLOT_MARGIN_S = 3            # idle virtual seconds after each hub load point
+UDP_FRAME_HEADERS = 14 + 20 + 8   # Ethernet, IPv4, UDP: a datagram's frame is this much longer
 
 
 def load_definition(quick: bool) -> dict:
@@ -91,9 +95,48 @@ def measure_latency_and_throughput(machine: Machine, art: Artifacts, d: dict) ->
     return out
 
 
-def hub_load_points(d: dict) -> list[tuple[int, float]]:
+def hub_load_points(d: dict) -> list[tuple[int, int, float]]:
+    """(VM senders, synthetic senders, offered MB/s per sender) of each point, in order."""
     h = d["hub_load"]
-    return [(k, load) for k in h["stations"] for load in h["offered_MBps"]]
+    return [(k, s, load) for k, s in h["stations"] for load in h["offered_MBps"]]
+
+
+def slot_start_ns(start_epoch: int, slot_s: int, p: int) -> int:
+    """Point p's slot in the fabric's (virtual) time."""
+    return (start_epoch + slot_s * p - RTC_BASE_EPOCH) * 10**9
+
+
+def with_synthetic_senders(machine: Machine, d: dict, start_epoch: int) -> tuple[Machine, dict]:
+    """The hub machine with each point's synthetic senders added to its network, and
+    their fabric node ids by point. Each sends `datagram`-byte UDP payloads (as frames
+    with their headers) at the point's offered load for `seconds`, to the last node, whose
+    NIC drops them (they are not addressed to it)."""
+    h, points = d["hub_load"], hub_load_points(d)
+    slot = h["seconds"] + SLOT_MARGIN_S
+    (net_name, net), = [(n, v) for n, v in machine.networks.items() if v.topology == "hub"]
+    gens, ids = list(net.synthetic), {}
+    next_id = machine.total_nodes()
+    for p, (_, s, load) in enumerate(points):
+        interval = round(h["datagram"] / (load * 1e6) * 1e9)
+        count = max(1, round(h["seconds"] * 1e9 / interval))
+        ids[p] = list(range(next_id, next_id + s))
+        next_id += s
+        gens += [Synthetic(name=f"load{p}x{i}", dst=machine.cluster.nodes - 1,
+                                    size=h["datagram"] + UDP_FRAME_HEADERS, interval_ns=interval,
+                                    start_ns=slot_start_ns(start_epoch, slot, p), count=count)
+                 for i in range(s)]
+    nets = dict(machine.networks, **{net_name: net.model_copy(update={"synthetic": gens})})
+    return machine.model_copy(update={"networks": nets}), ids
+
+
+def synthetic_delivered_MBps(trace_text: str, senders: set[int], seconds: float) -> float:
+    """UDP payload the given synthetic senders delivered (the fabric's `arrive` events)."""
+    total = 0
+    for line in trace_text.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[1] == "arrive" and int(parts[2][4:]) in senders:
+            total += int(parts[4][4:]) - UDP_FRAME_HEADERS
+    return round(total / seconds / 1e6, 3)
 
 
 def hub_load_scripts(machine: Machine, d: dict, start_epoch: int) -> dict[int, str]:
@@ -101,7 +144,7 @@ def hub_load_scripts(machine: Machine, d: dict, start_epoch: int) -> dict[int, s
     h, sink = d["hub_load"], machine.cluster.nodes - 1
     slot = h["seconds"] + SLOT_MARGIN_S
     points = hub_load_points(d)
-    senders = max(k for k, _ in points)
+    senders = max(k for k, _, _ in points)
     if senders >= machine.cluster.nodes:
         raise StepFailed(f"hub_load: {senders} busy stations need {senders + 1} nodes")
     # wait for the slot's start; a node already past it would shift every later point
@@ -111,7 +154,7 @@ def hub_load_scripts(machine: Machine, d: dict, start_epoch: int) -> dict[int, s
                + f" {wait.format(t=start_epoch + slot * len(points))}"}
     for i in range(senders):
         steps = []
-        for p, (k, load) in enumerate(points):
+        for p, (k, _, load) in enumerate(points):
             if i < k:
                 steps.append("{ " + wait.format(t=start_epoch + slot * p) + "; " + iperf_client(
                     f"p{p}", f"-u -c node{sink} -p {IPERF_PORT + i} -b {round(load * 8e6)} "
@@ -137,18 +180,19 @@ def measure_hub_load(machine: Machine, art: Artifacts, d: dict) -> list[dict]:
     slot = h["seconds"] + SLOT_MARGIN_S
     # the first slot begins once every node has booted and brought its interface up
     start = RTC_BASE_EPOCH + h["start_s"]
-    result = _run(machine, art, hub_load_scripts(machine, d, start),
+    loaded, synthetic_ids = with_synthetic_senders(machine, d, start)
+    result = _run(loaded, art, hub_load_scripts(machine, d, start),
                   "aggregate throughput and collisions vs busy stations and offered load",
                   trace=True)
-    collisions = count_collisions((result.run_dir / "fabric-trace.txt").read_text(), start,
-                                  slot, len(points))
+    trace = (result.run_dir / "fabric-trace.txt").read_text()
+    collisions = count_collisions(trace, start, slot, len(points))
     out = []
-    for p, (k, load) in enumerate(points):
-        delivered = 0.0
-        for r in result.nodes:
-            if r.node < k:
-                delivered += received_MBps(iperf_json(r.lines, f"p{p}"))
-        out.append({"stations": k, "offered_MBps": round(k * load, 3),
+    for p, (k, s, load) in enumerate(points):
+        delivered = sum(received_MBps(iperf_json(r.lines, f"p{p}"))
+                        for r in result.nodes if r.node < k)
+        delivered += synthetic_delivered_MBps(trace, set(synthetic_ids[p]), h["seconds"])
+        out.append({"stations": k + s, "vm_stations": k, "synthetic_stations": s,
+                    "offered_MBps": round((k + s) * load, 3),
                     "delivered_MBps": round(delivered, 3), "collisions": collisions[p]})
     return out
 

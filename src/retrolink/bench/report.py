@@ -126,9 +126,11 @@ def net_table(r: dict) -> str:
     lines += [f"  {n:>8}  {r[n]['throughput_MBps']:9.3f}" for n in names]
     for n in names:
         if "hub_load" in r[n]:
-            lines += ["", f"{n}: aggregate UDP throughput vs busy stations (iperf3 to the last node)",
-                      "  stations  offered_MBps  delivered_MBps  collisions"]
-            lines += [f"  {p['stations']:8d}  {p['offered_MBps']:12.3f}  {p['delivered_MBps']:14.3f}"
+            lines += ["", f"{n}: aggregate UDP throughput vs busy stations (VMs: iperf3 to the "
+                          "last node; synthetic: the fabric's generators)",
+                      "  stations  VMs  synthetic  offered_MBps  delivered_MBps  collisions"]
+            lines += [f"  {p['stations']:8d}  {p['vm_stations']:3d}  {p['synthetic_stations']:9d}"
+                      f"  {p['offered_MBps']:12.3f}  {p['delivered_MBps']:14.3f}"
                       f"  {p['collisions']:10d}" for p in r[n]["hub_load"]]
     return "\n".join(lines)
 
@@ -149,11 +151,12 @@ def net_plot(r: dict, path: Path) -> Path:
     _axes(a, "message size (bytes)", "one-way latency (us)", "latency vs message size")
     loads = [(n, r[n]["hub_load"]) for n in sorted(r) if "hub_load" in r[n]]
     for n, points in loads:
-        for k in sorted({p["stations"] for p in points}):
-            mine = [p for p in points if p["stations"] == k]
+        for k in sorted({(p["vm_stations"], p["synthetic_stations"]) for p in points}):
+            mine = [p for p in points if (p["vm_stations"], p["synthetic_stations"]) == k]
             xs = [p["offered_MBps"] for p in mine]
-            b.plot(xs, [p["delivered_MBps"] for p in mine], marker="s", label=f"{n}, {k} busy")
-            c.plot(xs, [p["collisions"] for p in mine], marker="D", label=f"{n}, {k} busy")
+            what = f"{n}, {k[0]} VM" + (f" + {k[1]} synthetic" if k[1] else "")
+            b.plot(xs, [p["delivered_MBps"] for p in mine], marker="s", label=what)
+            c.plot(xs, [p["collisions"] for p in mine], marker="D", label=what)
     _axes(b, "offered load (MB/s)", "delivered (MB/s)", "hub: aggregate throughput")
     _axes(c, "offered load (MB/s)", "collisions", "hub: collisions")
     fig.suptitle("retrolink bench net")

@@ -13,12 +13,13 @@ from retrolink.model.schema import Ns, Rate, param
 from retrolink.boards.base import BoardBase
 
 # model: (QEMU device, the Debian driver module that binds it)
+# model: (QEMU device, Linux driver, whether QEMU's model shows its link to the guest)
 NICS = {
-    "e1000": ("e1000", "e1000"),      # Intel 82540EM, PCI
+    "e1000": ("e1000", "e1000", True),      # Intel 82540EM, PCI
     # Intel 82557 B-step, PCI: the e100 driver loads microcode only for 82559 and later
     # (e100_request_firmware), so this one binds without firmware, and without warnings
-    "e100": ("i82557b", "e100"),
-    "tulip": ("tulip", "tulip"),      # DEC 21143, PCI
+    "e100": ("i82557b", "e100", False),
+    "tulip": ("tulip", "tulip", False),     # DEC 21143, PCI
 }
 
 # retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
@@ -49,8 +50,8 @@ class EthernetBoard(BoardBase):
     dma_rate: Rate = param(133_000_000, unit="bytes/s", qemu="dma-rate",
                            source="PCI 2.2: 32-bit bus master at 33 MHz, 4 B x 33.3 MHz, "
                                   "shared by both directions")
-    # Only a NIC that shows its link to the guest (e1000) has it; until then the NIC cannot
-    # send, so the nodes boot with long grants.
+    # Until then the NIC cannot send, so the nodes boot with long grants (docs/boards/
+    # ethernet.md, "The link"); a NIC that cannot show it to its driver is waited for.
     link_up_ns: Ns = param(1_000_000_000, unit="ns", qemu="link-up-ns",
                            source="our choice: auto-negotiation, the order of IEEE 802.3's "
                                   "link_fail_inhibit_timer (750-1000 ms); 0: up at power on")
@@ -65,6 +66,12 @@ class EthernetBoard(BoardBase):
 
     def guest_modules(self) -> tuple[str, ...]:
         return (NICS[self.model][1],)
+
+    def link_wait_s(self) -> float:
+        """How long the guest waits after bringing the interface up: 0 for a NIC that shows
+        its link (the init script waits for its carrier); otherwise link-up-ns, which is
+        at least what is left of it (the driver started the NIC before)."""
+        return 0.0 if NICS[self.model][2] else self.link_up_ns / 1e9
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:

@@ -15,8 +15,10 @@ def _ip_boards(machine: Machine):
 
 
 def interface_lines(machine: Machine, node: int) -> str:
-    """One line per IP interface of the node: 'MAC ADDRESS/PREFIX' ('' if none)."""
-    lines = [f"{mac_address(index, node)} {ip_address(index, node)}/{IP_PREFIX_LEN}"
+    """One line per IP interface of the node: 'MAC ADDRESS/PREFIX WAIT_S' ('' if none),
+    WAIT_S: seconds to wait for a link the NIC cannot show (EthernetBoard.link_wait_s)."""
+    lines = [f"{mac_address(index, node)} {ip_address(index, node)}/{IP_PREFIX_LEN} "
+             f"{b.link_wait_s():g}"
              for _, index, b in _ip_boards(machine)
              if node in b.node_ids(machine.cluster.nodes)]
     return "".join(line + "\n" for line in lines)

@@ -22,8 +22,9 @@ def test_quick_net_bench_twice_gives_identical_results(artifacts, tmp_path):
         assert all(v > 0 for v in [*m["udp_latency_us"].values(), *m["tcp_latency_us"].values()])
         assert m["throughput_MBps"] > 0
     hub = a["hub"]["hub_load"]
-    assert [(p["stations"], p["offered_MBps"]) for p in hub] == [(1, 4.0), (2, 8.0)]
+    assert [(p["vm_stations"], p["synthetic_stations"], p["stations"], p["offered_MBps"])
+            for p in hub] == [(1, 0, 1, 4.0), (2, 0, 2, 8.0), (1, 2, 3, 12.0)]
     for p in hub:
         assert 0 < p["delivered_MBps"] <= p["offered_MBps"] * 1.05, p
-    # one station alone on the hub never collides
-    assert hub[0]["collisions"] == 0, hub
+    # one station alone on the hub never collides; three at once do
+    assert hub[0]["collisions"] == 0 and hub[2]["collisions"] > 0, hub
