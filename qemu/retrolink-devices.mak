@@ -5,7 +5,7 @@ CONFIG_SERIAL_ISA=y
 CONFIG_RETROLINK_SX=y
 CONFIG_ISA_DEBUG=y
 # stock NICs, whose Debian drivers the initramfs carries (e1000, e100, tulip), joined to
-# a fabric network by -netdev retrolink (docs/ethernet.md)
+# a fabric network by -netdev retrolink (docs/boards/ethernet.md)
 CONFIG_RETROLINK_NET=y
 CONFIG_E1000_PCI=y
 CONFIG_EEPRO100_PCI=y

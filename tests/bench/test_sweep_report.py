@@ -43,9 +43,9 @@ def test_a_failed_sweep_point_keeps_the_points_before_it(tmp_path, monkeypatch, 
 
     import pytest
 
-    from retrolink.build import pipeline as build
     from retrolink import paths
     from retrolink.bench import sx
+    from retrolink.build import pipeline as build
     from retrolink.cli import make_parser
     from retrolink.progress import StepFailed
 

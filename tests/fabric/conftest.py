@@ -4,7 +4,6 @@ Every fabric test runs twice: against the fabric retrolink uses, and against the
 sources built with AddressSanitizer and UBSan (meson -Dsanitize_fabric=true), where any
 memory error or undefined behaviour the test provokes fails it."""
 import pytest
-
 from fakenode import Fabric
 
 SANITIZER_ERRORS = ("ERROR: AddressSanitizer", "runtime error:")

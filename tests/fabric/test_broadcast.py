@@ -2,6 +2,7 @@
 ring to every other station at its own distance; the Fibre Channel switch and the
 multistage network drop it and count "broadcast unsupported" (docs/fabric.md)."""
 from fakenode import cluster, finish, run_until_delivered
+
 from retrolink import wire
 
 

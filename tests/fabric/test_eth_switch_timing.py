@@ -4,6 +4,7 @@ senders, a full output queue, broadcast, lookahead."""
 import ethernet
 from ethernet import times
 from fakenode import cluster, finish, random_traffic, run_until_delivered
+
 from retrolink import wire
 
 # 100 Mb/s: a byte takes 80 ns; 500 ns a link; the default 5000 ns to forward

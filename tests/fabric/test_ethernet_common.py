@@ -2,7 +2,6 @@
 MTU is the largest Ethernet frame without FCS, 1514 bytes, and a longer one is dropped;
 bad parameters are configuration errors; the known kinds are listed."""
 import pytest
-
 from ethernet import times, wire_ns
 from fakenode import check_config, cluster, finish, run_until_delivered
 

@@ -8,8 +8,8 @@ import subprocess
 import time
 
 import pytest
-
 from fakenode import FakeNode
+
 from retrolink import wire
 
 P2P = "nodes 2\ntopology p2p rate=12500000 prop_ns=5000 overhead_bytes=28\n"

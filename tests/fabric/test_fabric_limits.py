@@ -3,8 +3,8 @@
 import time
 
 import pytest
-
 from fakenode import FakeNode
+
 from retrolink import wire
 
 NEVER = 2**64 - 1

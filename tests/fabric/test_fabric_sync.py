@@ -3,8 +3,8 @@ import json
 import subprocess
 
 import pytest
-
 from fakenode import FakeNode
+
 from retrolink import wire
 
 NEVER = 2**64 - 1

@@ -3,6 +3,7 @@ import json
 import math
 
 from fakenode import FakeNode
+
 from retrolink import wire
 
 NEVER = 2**64 - 1

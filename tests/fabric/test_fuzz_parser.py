@@ -3,8 +3,8 @@ the nodes) with libFuzzer for a bounded time, starting from valid messages."""
 import subprocess
 
 from retrolink import wire
-from retrolink.build.pipeline import build_log
 from retrolink.build.ours_build import build_fabric_variant
+from retrolink.build.pipeline import build_log
 
 FUZZ_SECONDS = 20
 

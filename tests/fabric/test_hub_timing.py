@@ -4,6 +4,7 @@ deferral, the inter-frame gap, excess collisions, a full queue, broadcast, looka
 import ethernet
 from ethernet import times
 from fakenode import cluster, finish, random_traffic, run_until_delivered
+
 from retrolink import wire
 
 # 10 Mb/s: a byte takes 800 ns, a bit 100 ns; 1000 ns between any two stations

@@ -3,8 +3,8 @@ its own stations, one virtual clock. Frames stay on their network, each network 
 exact timings whatever the other carries, a node's grant respects every network it is on,
 and a node whose ports are not the configuration's is refused, naming node and network."""
 import pytest
-
 from fakenode import NEVER, FakeNode, check_config, finish, run_until, run_until_delivered
+
 from retrolink import wire
 
 RING = "topology token_ring rate=12500000 station_delay_ns=1000 overhead_bytes=28\n"

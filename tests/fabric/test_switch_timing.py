@@ -3,6 +3,7 @@ buffer-to-buffer credits, against hand-computed values (model: fabric/topo/switc
 import json
 
 from fakenode import FakeNode
+
 from retrolink import wire
 
 NEVER = 2**64 - 1

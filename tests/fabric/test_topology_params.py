@@ -5,9 +5,9 @@ defines (fabric/topo/eth_framing.c, hub.c, ethernet_switch.c)."""
 import re
 
 import pytest
+from fakenode import check_config
 from pydantic import ValidationError
 
-from fakenode import check_config
 from retrolink import paths
 from retrolink.topologies import TOPOLOGIES
 from retrolink.topologies.ethernet import TOPO_PARAM_MAX

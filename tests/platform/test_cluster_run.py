@@ -1,8 +1,6 @@
 """Integration: boot the 2-node plain cluster and run commands, as a user would."""
 import pytest
-
 from helpers import run_retrolink
-
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")

@@ -5,8 +5,8 @@ import dataclasses
 import re
 
 import pytest
-
 from helpers import run_retrolink
+
 from retrolink.fuzz import boards, engine
 
 SECONDS = 24            # for all the boards together: about 30 s with QEMU's start-up

@@ -6,9 +6,9 @@ import subprocess
 import time
 
 import pytest
+from helpers import REPO, run_retrolink
 
 from retrolink import paths
-from helpers import REPO, run_retrolink
 
 
 def shell_run(sock_path, command, marker, timeout=30):

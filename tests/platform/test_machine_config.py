@@ -4,7 +4,7 @@ import textwrap
 import pytest
 
 from retrolink.model import units
-from retrolink.model.machine import MachineError, load_machine, apply_overrides, parse_value
+from retrolink.model.machine import MachineError, apply_overrides, load_machine, parse_value
 from retrolink.run.fabric_config import fabric_config_text
 
 
@@ -139,6 +139,7 @@ def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
 
 def test_nodes_may_run_at_different_speeds(tmp_path):
     from pathlib import Path
+
     from retrolink.run.node_command import Artifacts, NodeFiles, node_argv
     m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips_per_node = [250, 62.5]")))
     art = Artifacts(qemu=Path("qemu"), kernel=Path("k"), initrd=Path("i"), fabric=Path("f"))

@@ -5,12 +5,12 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from helpers import run_retrolink
-from retrolink.run import node_output
+
 from retrolink.model.machine import load_machine
-from retrolink.run.node_command import Artifacts
 from retrolink.progress import StepFailed
+from retrolink.run import node_output
+from retrolink.run.node_command import Artifacts
 from retrolink.run.runner import run_cluster
 
 FAULT = "modprobe rl_fault && echo {} > /sys/kernel/debug/rl_fault/provoke"

@@ -24,8 +24,8 @@ def _file_name(text: str) -> str:
 
 
 def bench_main(args) -> int:
-    from retrolink.build.pipeline import build_all
     from retrolink.bench import report, sx
+    from retrolink.build.pipeline import build_all
     overrides, sweeps = parse_overrides(args.set), _sweeps(args.sweep)
     if args.which == "net":
         return _bench_net(args, overrides, sweeps)
@@ -72,9 +72,9 @@ def bench_main(args) -> int:
 
 def _bench_net(args, overrides: dict, sweeps) -> int:
     """`bench net`: its own machines (bench/net.toml); --set applies to each."""
+    from retrolink.bench import net, report
     from retrolink.build.pipeline import build_all
     from retrolink.model.machine import load_machine
-    from retrolink.bench import net, report
     if sweeps:
         raise MachineError("bench net takes no --sweep")
     for name in net.load_definition(args.quick)["machines"].values():

@@ -11,9 +11,9 @@ BUSY_ROUNDS times back to back and the median of each round's ratio is reported.
 """
 import statistics
 
-from retrolink.run.runner import run_cluster
 from retrolink.model.machine import load_machine
 from retrolink.progress import StepFailed, say
+from retrolink.run.runner import run_cluster
 
 IDLE_S, BUSY_S = 20, 3
 BUSY_ROUNDS = 3

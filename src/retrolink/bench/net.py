@@ -16,13 +16,13 @@ import json
 from datetime import datetime
 
 from retrolink import paths
-from retrolink.model.machine import Machine, load_machine
-from retrolink.run.node_command import RTC_BASE, Artifacts
-from retrolink.progress import StepFailed, say
-from retrolink.run.runner import run_cluster
 from retrolink.bench import results
 from retrolink.bench.results import csv, find, parse_results
 from retrolink.bench.sx import machine_parameters
+from retrolink.model.machine import Machine, load_machine
+from retrolink.progress import StepFailed, say
+from retrolink.run.node_command import RTC_BASE, Artifacts
+from retrolink.run.runner import run_cluster
 from retrolink.topologies.base import Synthetic
 
 DEFINITION = paths.REPO / "bench" / "net.toml"

@@ -7,13 +7,13 @@ which under icount is the model's virtual time.
 from dataclasses import dataclass
 
 from retrolink import paths
-from retrolink.boards.sx import SX      # the frame header the board adds (proto/sx.h)
-from retrolink.model.machine import Machine, load_machine
-from retrolink.run.node_command import Artifacts
-from retrolink.progress import StepFailed, say
-from retrolink.run.runner import run_cluster
 from retrolink.bench import results
 from retrolink.bench.results import Result, csv, find, parse_results
+from retrolink.boards.sx import SX  # the frame header the board adds (proto/sx.h)
+from retrolink.model.machine import Machine, load_machine
+from retrolink.progress import StepFailed, say
+from retrolink.run.node_command import Artifacts
+from retrolink.run.runner import run_cluster
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
 

@@ -9,8 +9,8 @@ passes them in, the init script applies them).
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from retrolink.model.schema import Ns, Rate, param
 from retrolink.boards.base import BoardBase
+from retrolink.model.schema import Ns, Rate, param
 
 # model: (QEMU device, the Debian driver module that binds it)
 # model: (QEMU device, Linux driver, whether QEMU's model shows its link to the guest)

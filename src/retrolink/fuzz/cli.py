@@ -3,13 +3,12 @@ import os
 import sys
 from pathlib import Path
 
-from retrolink.build import bootstrap, qemu_build
 from retrolink import paths
+from retrolink.build import bootstrap, qemu_build
 from retrolink.build.pipeline import build_log
-from retrolink.progress import say
-
 from retrolink.fuzz import boards
 from retrolink.fuzz.engine import Execution, fuzz, replay
+from retrolink.progress import say
 
 
 def asan_qemu() -> Path:

@@ -28,11 +28,11 @@ from pathlib import Path
 from random import Random
 
 from retrolink import wire
-from retrolink.qtest.client import (PCI_CONFIG_ADDR, PCI_CONFIG_DATA, SIZES, Qtest,
-                                    QtestClosed, QtestTimeout)
-from retrolink.qtest.fake_fabric import FakeFabric
-
 from retrolink.fuzz.spec import NEVER, BoardSpec, FabricView, value
+from retrolink.qtest.client import (
+    PCI_CONFIG_ADDR, PCI_CONFIG_DATA, SIZES, Qtest, QtestClosed, QtestTimeout
+)
+from retrolink.qtest.fake_fabric import FakeFabric
 
 HANG_S = 10                 # a command with no reply within this is a hang
 MAX_OPS = 200               # generator operations per execution, at most
@@ -212,9 +212,13 @@ class Session:
         cfg = ex.config
         sock = self.dir / "fabric.sock"
         self.fabric = FuzzFabric(sock, board, cfg, rng, script)
-        props = ",".join(f"{k}={v}" for k, v in cfg["props"].items())
-        args = ["-device", f"{board.device},node={cfg['node']},fabric={sock}"
-                + (f",{props}" if props else ""), "-qtest-log", "none", *cfg["qemu_args"]]
+        if board.qemu_args:
+            args = board.qemu_args(cfg["node"], str(sock), cfg["props"])
+        else:
+            props = ",".join(f"{k}={v}" for k, v in cfg["props"].items())
+            args = ["-device", f"{board.device},node={cfg['node']},fabric={sock}"
+                    + (f",{props}" if props else "")]
+        args += ["-qtest-log", "none", *cfg["qemu_args"]]
         self.q, self.startup = None, None
         try:
             self.q = Qtest(qemu, args, self.log, env=SANITIZER_ENV, timeout=HANG_S)

@@ -65,3 +65,6 @@ class BoardSpec:
     frame: Callable[[FabricView], tuple] | None = None
     # the board's rules for the frames it sends: fn(view, frame dict) -> problem or None
     check_frame: Callable[[FabricView, dict], str | None] | None = None
+    # QEMU's arguments for the board: fn(node, fabric socket, props) -> argv; by default
+    # -device DEVICE,node=N,fabric=SOCK,PROPS (a board that is itself a fabric port)
+    qemu_args: Callable[[int, str, dict], list] | None = None

@@ -13,8 +13,8 @@ from typing import Optional
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from retrolink import paths
-from retrolink.model import units
 from retrolink.boards import Board, BoardBase
+from retrolink.model import units
 from retrolink.model.schema import Name, Strict
 from retrolink.topologies import Network, NetworkBase
 from retrolink.wire import lib as _wire

@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.run.diagnosis import (console_reason, exit_description, fabric_failure, kernel_complaints, last_words, process_state, qemu_failure, read_fabric_status, stall_reason, stalled_nodes)
-from retrolink.run.fabric_config import fabric_config_text
 from retrolink.model.machine import Machine
+from retrolink.progress import StepFailed, say
+from retrolink.run.diagnosis import (
+    console_reason, exit_description, fabric_failure, kernel_complaints, last_words,
+    process_state, qemu_failure, read_fabric_status, stall_reason, stalled_nodes
+)
+from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
 from retrolink.run.node_output import NodeOutput, new_end_marker
-from retrolink.progress import StepFailed, say
 
 _libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG = 1

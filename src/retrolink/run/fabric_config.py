@@ -3,7 +3,6 @@ from pathlib import Path
 
 from retrolink.model.machine import Machine
 
-
 STALL_REPORT_S = 5       # wall seconds without progress before the fabric names a stuck node
 
 

@@ -16,10 +16,10 @@ import tty
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.run.cluster import Cluster, new_run_dir
 from retrolink.model.machine import Machine
-from retrolink.run.node_command import Artifacts
 from retrolink.progress import StepFailed, say
+from retrolink.run.cluster import Cluster, new_run_dir
+from retrolink.run.node_command import Artifacts
 
 LATEST = "latest-up"
 

@@ -2,8 +2,8 @@
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrolink.run import guest_net
 from retrolink.model.machine import Machine
+from retrolink.run import guest_net
 
 FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
 DEBUG_EXIT_PORT = 0xF4

@@ -2,10 +2,10 @@
 import shlex
 import sys
 
-from retrolink.run.cluster import Cluster, RunResult, new_run_dir
 from retrolink.model.machine import Machine
-from retrolink.run.node_command import Artifacts
 from retrolink.progress import StepFailed, say
+from retrolink.run.cluster import Cluster, RunResult, new_run_dir
+from retrolink.run.node_command import Artifacts
 
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,

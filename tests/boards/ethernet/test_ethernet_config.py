@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from retrolink.run import guest_net
 from retrolink.model.machine import MachineError, load_machine
+from retrolink.run import guest_net
 from retrolink.run.node_command import Artifacts, NodeFiles, node_argv
 
 ART = Artifacts(Path("qemu"), Path("kernel"), Path("initrd"), Path("fabric"))

@@ -4,10 +4,8 @@ same, byte for byte, from run to run."""
 import re
 
 import pytest
-
 from ethernet_runs import counters, eth_pair
 from helpers import by_role
-
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")

@@ -20,9 +20,11 @@ left out, or counted twice, fails the test.
 """
 
 import pytest
-
 from ethernet_runs import eth_pair
-from helpers import by_role, byte_time_ns as ns, check_model
+from helpers import by_role
+from helpers import byte_time_ns as ns
+from helpers import check_model
+
 from retrolink.model.machine import load_machine
 
 HEADERS = 14 + 20 + 8

@@ -8,8 +8,8 @@ import re
 import struct
 
 import pytest
-
 from helpers import byte_time_ns
+
 from retrolink import wire
 from retrolink.qtest.client import Qtest
 from retrolink.qtest.fake_fabric import FakeFabric

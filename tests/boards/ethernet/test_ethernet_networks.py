@@ -4,12 +4,11 @@ the fabric's hub (CSMA/CD) and Ethernet switch. One boot per machine runs every 
 import re
 
 import pytest
-
 from ethernet_runs import counters
 from helpers import by_role, run_retrolink
+
 from retrolink.bench.net import iperf_client, iperf_json, received_MBps
 from retrolink.model.machine import load_machine
-
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")

@@ -4,9 +4,7 @@ lock-step connection for its two boards. The run is deterministic: twice, same o
 import re
 
 import pytest
-
 from helpers import by_role, run_retrolink
-
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")

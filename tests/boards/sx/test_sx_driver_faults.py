@@ -3,10 +3,8 @@ cannot write, a receive ring left full, the board unbound under open files, argu
 that make no sense. Each test asserts what the user is told and that nothing is lost or
 sent twice; no run may leave an Oops, BUG or WARNING in a kernel log."""
 import pytest
-
 from helpers import by_role
 from sx_helpers import guest, kernel_checked, kernel_problems, results
-
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")

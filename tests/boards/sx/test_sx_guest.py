@@ -4,10 +4,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from helpers import by_role, run_retrolink
 from sx_helpers import guest
-
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")

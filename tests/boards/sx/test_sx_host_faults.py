@@ -2,12 +2,11 @@
 streams to another (sx-pair). Each test asserts what the user is told, that the run ends
 soon after the fault rather than at its timeout, and that the output written before the
 fault is kept. The guest half (a full receive ring, a driver unbound with files open)
-is in tests/sx/."""
+is in test_sx_driver_faults.py."""
 import signal
 import time
 
 import pytest
-
 from faults import BackgroundRun
 
 STREAM = ("case $RETROLINK_NODE in 0) echo FAULT-POINT; "

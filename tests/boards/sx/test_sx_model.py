@@ -14,8 +14,9 @@ missing stage fails the test. Timers fire at most one instruction (8 ns) late.
 """
 
 import pytest
+from helpers import byte_time_ns as ns
+from helpers import check_model, run_retrolink
 
-from helpers import byte_time_ns as ns, check_model, run_retrolink
 from retrolink.model.machine import load_machine
 
 SX_HEADER = 16

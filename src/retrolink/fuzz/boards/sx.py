@@ -3,9 +3,8 @@ where its registers are, how a driver uses it (descriptors, doorbells, completio
 releases), the frames a ring delivers to it, and the rules its own frames follow."""
 import struct
 
-from retrolink.qtest.sx_regs import R
-
 from retrolink.fuzz.spec import NEVER, BoardSpec, FabricView, Reg
+from retrolink.qtest.sx_regs import R
 
 HDR = struct.Struct("<BBHIII")          # type, slot, reserved, tag, length, generation
 CTRL_VALUES = (0, R.SX_CTRL_ENABLE, R.SX_CTRL_RESET, R.SX_CTRL_ENABLE | R.SX_CTRL_RESET)
