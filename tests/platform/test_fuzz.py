@@ -55,3 +55,16 @@ def test_usage_errors(tmp_path):
                                          '"qtest": [], "fabric_replies": []}')
     r = run_retrolink("fuzz", "sx", "--replay", str(tmp_path / "other.json"), timeout=60)
     assert r.returncode == 2 and "for board other" in r.stderr, r.stderr
+
+
+def test_the_e1000_description_makes_the_nic_send_through_the_netdev(asan_qemu, tmp_path):
+    """The e1000 fuzzing reaches our backend: with a rule that refuses every frame, its
+    driver sequences get one out of the NIC, through the netdev, to the fake fabric."""
+    e1000 = boards.load("e1000")
+    refuse_all = dataclasses.replace(e1000, check_frame=lambda v, m: "a frame was sent")
+    lines = []
+    sm = engine.fuzz(asan_qemu, refuse_all, 60, "3", tmp_path, stop_on_finding=True,
+                     report=lines.append)
+    assert len(sm.findings) == 1, lines
+    (ex, _, _), = sm.findings.values()
+    assert ex.finding.kind == "fabric" and "a frame was sent" in ex.finding.summary, ex.finding
