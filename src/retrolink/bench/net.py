@@ -129,13 +129,19 @@ def with_synthetic_senders(machine: Machine, d: dict, start_epoch: int) -> tuple
     return machine.model_copy(update={"networks": nets}), ids
 
 
-def synthetic_delivered_MBps(trace_text: str, senders: set[int], seconds: float) -> float:
-    """UDP payload the given synthetic senders delivered (the fabric's `arrive` events)."""
-    total = 0
+def trace_events(trace_text: str, event: str):
+    """(time_ns, fields) of each `event` line of the fabric's trace (docs/fabric.md:
+    `<time_ns> <event> src=<id> dst=<id> len=<n> seq=<n> [net=<n>]`)."""
     for line in trace_text.splitlines():
         parts = line.split()
-        if len(parts) >= 5 and parts[1] == "arrive" and int(parts[2][4:]) in senders:
-            total += int(parts[4][4:]) - UDP_FRAME_HEADERS
+        if len(parts) >= 2 and parts[1] == event:
+            yield int(parts[0]), {k: int(v) for k, v in (f.split("=") for f in parts[2:])}
+
+
+def synthetic_delivered_MBps(trace_text: str, senders: set[int], seconds: float) -> float:
+    """UDP payload the given synthetic senders delivered (the fabric's `arrive` events)."""
+    total = sum(f["len"] - UDP_FRAME_HEADERS for _, f in trace_events(trace_text, "arrive")
+                if f["src"] in senders)
     return round(total / seconds / 1e6, 3)
 
 
@@ -166,12 +172,10 @@ def hub_load_scripts(machine: Machine, d: dict, start_epoch: int) -> dict[int, s
 def count_collisions(trace_text: str, start_epoch: int, slot_s: int, npoints: int) -> list[int]:
     """The fabric's collision events in each point's slot of virtual time."""
     counts = [0] * npoints
-    for line in trace_text.splitlines():
-        parts = line.split(None, 2)
-        if len(parts) >= 2 and parts[1] == "collision":
-            p = (int(parts[0]) / 1e9 + RTC_BASE_EPOCH - start_epoch) // slot_s
-            if 0 <= p < npoints:
-                counts[int(p)] += 1
+    for time_ns, _ in trace_events(trace_text, "collision"):
+        p = (time_ns / 1e9 + RTC_BASE_EPOCH - start_epoch) // slot_s
+        if 0 <= p < npoints:
+            counts[int(p)] += 1
     return counts
 
 

@@ -7,19 +7,24 @@ guests get IPv4 addresses and names on the network (addresses below; node_comman
 passes them in, the init script applies them).
 """
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, NamedTuple
 
 from retrolink.boards.base import BoardBase
 from retrolink.model.schema import Ns, Rate, param
 
 # model: (QEMU device, the Debian driver module that binds it)
-# model: (QEMU device, Linux driver, whether QEMU's model shows its link to the guest)
+class Nic(NamedTuple):
+    device: str         # QEMU's -device
+    driver: str         # the Linux module
+    shows_link: bool    # QEMU's model tells the driver its link state (link_status_changed)
+
+
 NICS = {
-    "e1000": ("e1000", "e1000", True),      # Intel 82540EM, PCI
+    "e1000": Nic("e1000", "e1000", True),      # Intel 82540EM, PCI
     # Intel 82557 B-step, PCI: the e100 driver loads microcode only for 82559 and later
     # (e100_request_firmware), so this one binds without firmware, and without warnings
-    "e100": ("i82557b", "e100", False),
-    "tulip": ("tulip", "tulip", False),     # DEC 21143, PCI
+    "e100": Nic("i82557b", "e100", False),
+    "tulip": Nic("tulip", "tulip", False),     # DEC 21143, PCI
 }
 
 # retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
@@ -65,13 +70,13 @@ class EthernetBoard(BoardBase):
     MAX_FRAME_WHAT: ClassVar[str] = "an IP MTU of 1500 and the Ethernet header"
 
     def guest_modules(self) -> tuple[str, ...]:
-        return (NICS[self.model][1],)
+        return (NICS[self.model].driver,)
 
     def link_wait_s(self) -> float:
         """How long the guest waits after bringing the interface up: 0 for a NIC that shows
         its link (the init script waits for its carrier); otherwise link-up-ns, which is
         at least what is left of it (the driver started the NIC before)."""
-        return 0.0 if NICS[self.model][2] else self.link_up_ns / 1e9
+        return 0.0 if NICS[self.model].shows_link else self.link_up_ns / 1e9
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
@@ -80,5 +85,5 @@ class EthernetBoard(BoardBase):
                  **self.qemu_props()}
         # romfile= : no option ROM (no network boot; SeaBIOS skips it)
         return ["-netdev", f"retrolink,id={netdev}," + ",".join(f"{k}={v}" for k, v in props.items()),
-                "-device", f"{NICS[self.model][0]},netdev={netdev},"
+                "-device", f"{NICS[self.model].device},netdev={netdev},"
                            f"mac={mac_address(network_index, station)},romfile="]

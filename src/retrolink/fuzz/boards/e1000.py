@@ -57,7 +57,8 @@ def qemu_args(node: int, sock: str, props: dict) -> list:
             "-device", f"e1000,netdev=n0,mac=52:54:00:52:00:{node & 0xFF:02x},romfile="]
 
 
-def mac(g, station: int) -> bytes:
+def mac(station: int) -> bytes:
+    """A station's MAC on network 0 (the board's own is node & 0xff, see qemu_args)."""
     return MAC_PREFIX + bytes((0, station & 0xFF))
 
 
@@ -79,8 +80,8 @@ def start(g) -> None:
         g.write(4, reg(g, tail), rng.choice((0, 0, 1, 15, 16)))
     for i in range(16):                                  # rx descriptors: a buffer each
         g.memwrite(RX_RING + 16 * i, struct.pack("<QQ", BUFS + 2048 * i, 0))
-    g.write(4, reg(g, RAL0), int.from_bytes(mac(g, g.node)[:4], "little"))
-    g.write(4, reg(g, RAH0), int.from_bytes(mac(g, g.node)[4:], "little") | 1 << 31)
+    g.write(4, reg(g, RAL0), int.from_bytes(mac(g.node)[:4], "little"))
+    g.write(4, reg(g, RAH0), int.from_bytes(mac(g.node)[4:], "little") | 1 << 31)
     g.write(4, reg(g, RCTL), rng.choice((RCTL_EN | RCTL_BAM, RCTL_EN | RCTL_UPE | RCTL_MPE,
                                          0)))
     g.write(4, reg(g, TCTL), TCTL_EN | TCTL_PSP)
@@ -92,12 +93,12 @@ def send(g) -> None:
     rng = g.rng
     slot = rng.randrange(16)
     peers = [n for n in range(min(g.nodes, 40)) if n != g.node] or [0]
-    dst = rng.choice((*[mac(g, rng.choice(peers))] * 4, mac(g, g.node), mac(g, g.nodes),
+    dst = rng.choice((*[mac(rng.choice(peers))] * 4, mac(g.node), mac(g.nodes),
                       b"\xff" * 6, b"\x01\x00\x5e\x00\x00\x01", MAC_PREFIX + b"\x07\x00",
                       rng.randbytes(6)))
     length = rng.choice((0, 1, 13, 14, 15, 59, 60, 64, 1514, 1518, 4096, 9000, 16288,
                          rng.randrange(1, 2000)))
-    frame = (dst + mac(g, g.node) + b"\x08\x00" + rng.randbytes(max(0, length - 14)))[:length]
+    frame = (dst + mac(g.node) + b"\x08\x00" + rng.randbytes(max(0, length - 14)))[:length]
     buf = BUFS + 0x100000 + 0x4000 * slot
     if frame:
         g.memwrite(buf, frame)
@@ -132,10 +133,9 @@ def frame(v: FabricView) -> tuple:
     """A frame the network delivers: to this station, broadcast, to another station (the
     NIC filters it), runts, giants, garbage."""
     rng = v.rng
-    to = rng.choice((MAC_PREFIX + bytes((0, v.node & 0xFF)),) * 3 + (b"\xff" * 6,
-                    MAC_PREFIX + bytes((0, (v.node + 1) & 0xFF)), rng.randbytes(6)))
+    to = rng.choice((mac(v.node),) * 3 + (b"\xff" * 6, mac(v.node + 1), rng.randbytes(6)))
     n = rng.choice((0, 1, 13, 14, 42, 60, 64, 1514, 1518, 4096, 9000, 16384, 65536 - 64))
-    src = MAC_PREFIX + bytes((0, v.peer() & 0xFF))
+    src = mac(v.peer())
     body = (to + src + b"\x08\x00" + rng.randbytes(max(0, n - 14)))[:n]
     return None, body
 
