@@ -1,5 +1,6 @@
 """The retrolink command: build, run, up, test, demo, bench."""
 import argparse
+import re
 import subprocess
 import sys
 
@@ -23,6 +24,11 @@ def cmd_run(args) -> int:
     from retrolink.build.pipeline import build_all
     from retrolink.run.runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
+    if args.qemu_trace is not None and not re.fullmatch(r"[A-Za-z0-9_*?]+", args.qemu_trace):
+        # it becomes -trace enable=PATTERN,file=...: a comma would add QEMU options
+        raise MachineError(f"--qemu-trace {args.qemu_trace!r}: a trace event name or "
+                           "pattern of letters, digits, _ and the wildcards * ?, "
+                           "e.g. 'retrolink_sx_*' (qemu/trace-events)")
     if not args.command:
         raise MachineError("nothing to run: give a command after --, e.g. "
                            f"retrolink run {args.machine} -- uname -a")

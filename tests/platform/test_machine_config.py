@@ -207,3 +207,5 @@ def test_a_bad_set_on_the_command_line_is_an_error_not_a_traceback():
     assert "Traceback" not in r.stderr
     r = run_retrolink("run", "plain", "--set", "a b=1", "--", "true")
     assert r.returncode == 2 and "is not a field name" in r.stderr and "Traceback" not in r.stderr
+    r = run_retrolink("run", "plain", "--qemu-trace", "x,file=/tmp/elsewhere", "--", "true")
+    assert r.returncode == 2 and "--qemu-trace 'x,file=/tmp/elsewhere'" in r.stderr, r.stderr
