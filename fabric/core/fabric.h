@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "retrolink/lockstep.h"
 #include "retrolink/wire.h"
 
 #define NEVER RL_TIME_NEVER
@@ -87,7 +88,12 @@ struct node {
     uint64_t held_frames, held_bytes;   /* its frames the fabric holds */
     uint64_t ahead;          /* its frames delivered, not yet reached by the receiver */
     uint64_t frames_sent, frames_received, bytes_sent, bytes_received;
-    uint64_t syncs;          /* SYNC messages: the lock-step exchanges it needed */
+    uint64_t syncs;          /* SYNC messages: the lock-step exchanges through the socket */
+    bool lockstep;           /* it publishes its sync points in the lock-step file */
+    bool moved;              /* its slot showed progress since the last grant round */
+    uint64_t sync_points;    /* every sync point, as its slot counts them */
+    uint64_t frames_in;      /* FRAME messages handled from it (the slot's "frames") */
+    uint64_t msgs_out;       /* messages sent to it, WELCOME on */
     double last_sync_wall;   /* wall clock of its last SYNC (or the start), for stall reports */
     bool stall_named;        /* named on stderr in the current stall */
     bool in_status;          /* listed in the status file as holding the cluster up */
@@ -189,6 +195,9 @@ struct fabric {
     double last_progress;     /* wall clock of the last grant */
     uint64_t *e, *a;          /* per node, sync_compute's E and A (from the start) */
     uint64_t *caused;         /* per network, sync_compute's F */
+    uint8_t *relaxed;         /* per node, sync_compute: an alive VM node (it may react) */
+    struct rl_lockstep *ls;   /* the lock-step file, shared with the nodes */
+    char lockstep_path[4096 + 16];
     bool stalled;             /* a stall has been reported and goes on */
 };
 
@@ -196,7 +205,7 @@ struct fabric {
  * "Exit status"): the reason as the last line, the socket removed, exit */
 enum { EXIT_NORMAL = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 void fabric_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void fabric_listening(const char *socket_path);
+void fabric_owns(const char *path);    /* remove this file at a fatal error */
 _Noreturn void fabric_fatal(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* allocations that end the fabric (EXIT_RUNTIME, "out of memory") when they fail */
@@ -249,5 +258,11 @@ struct network *event_network(struct fabric *f, const struct event *ev);
  * to a frame already delivered to it. */
 uint64_t node_send_floor(const struct node *n);
 void sync_compute(struct fabric *f, uint64_t *earliest_send, uint64_t *grant_for);
+
+/* lockstep.c: the lock-step file (include/retrolink/lockstep.h) */
+void lockstep_create(struct fabric *f);              /* before listening */
+void lockstep_start(struct fabric *f);               /* the cluster starts */
+void lockstep_refresh(struct fabric *f, struct node *n); /* adopt its slot, if complete */
+void lockstep_publish(struct fabric *f);             /* after every step */
 
 #endif

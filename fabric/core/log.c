@@ -9,7 +9,7 @@
 
 #include "fabric.h"
 
-static const char *listening_on;   /* removed at a fatal error */
+static const char *owned[2];   /* the socket and the lock-step file: removed at a fatal error */
 
 static void vlog(const char *fmt, va_list ap)
 {
@@ -26,16 +26,23 @@ void fabric_log(const char *fmt, ...)
     va_end(ap);
 }
 
-void fabric_listening(const char *socket_path)
+void fabric_owns(const char *path)
 {
-    listening_on = socket_path;
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        if (!owned[i]) {
+            owned[i] = path;
+            return;
+        }
+    }
 }
 
 void fabric_fatal(int status, const char *fmt, ...)
 {
     va_list ap;
-    if (listening_on) {
-        unlink(listening_on);
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        if (owned[i]) {
+            unlink(owned[i]);
+        }
     }
     va_start(ap, fmt);
     vlog(fmt, ap);

@@ -41,7 +41,9 @@ static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t l
     } while (r < 0 && errno == EINTR);
     if (r != (ssize_t)len) {
         node_gone(f, n, r < 0 ? strerror(errno) : "short write");
+        return;
     }
+    n->msgs_out++;      /* the node reads this many before it trusts the lock-step file */
 }
 
 /* The trace names nodes, not stations (and the network when there are several). */
@@ -221,6 +223,7 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
     if (!n->alive) {
         return;
     }
+    lockstep_refresh(f, n);
     if (why) {
         fabric_log("node %u (%s): %s; disconnected", n->id, n->name, why);
     } else {
@@ -248,6 +251,7 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
         for (uint32_t s = 0; s < net->n; s++) {
             struct node *o = &f->nodes[net->station_node[s]];
             if (o->alive && o->kind == NODE_VM) {
+                lockstep_refresh(f, o);     /* the grant it runs to may be its own */
                 struct rl_link_status m = { .peer = n->id, .up = 0, .net = net->id };
                 rl_msg_hdr_init(&m.h, RL_MSG_LINK, sizeof(m), o->id, max64(at, o->grant));
                 send_msg(f, o, &m, sizeof(m));
@@ -266,6 +270,8 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
 {
     const struct rl_frame *m = (const void *)msgbuf;
     uint64_t ready = m->h.time_ns;
+
+    n->frames_in++;
 
     if (m->dst == n->id) {
         protocol_error(f, n, "frame addressed to itself");
@@ -363,6 +369,7 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         return;
     case RL_MSG_SYNC: {
         const struct rl_sync *s = (const void *)msgbuf;
+        lockstep_refresh(f, n);     /* it may have granted itself past our last GRANT */
         if (!time_within_grant(f, n, "SYNC", h->time_ns)) {
             return;
         }
@@ -381,7 +388,13 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
     case RL_MSG_FRAME:
         handle_frame(f, n, len);
         return;
+    case RL_MSG_PROGRESS:
+        /* it moved on through the lock-step file while another node waits on the
+         * socket: adopt its slot (advance() follows) */
+        lockstep_refresh(f, n);
+        return;
     case RL_MSG_BYE:
+        lockstep_refresh(f, n);
         if (!time_within_grant(f, n, "BYE", h->time_ns)) {
             return;
         }
@@ -452,6 +465,17 @@ static uint64_t node_grant(const struct node *n, uint64_t bound)
 static void advance(struct fabric *f)
 {
     uint64_t *e = f->e, *a = f->a;
+    bool moved = false;
+
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        lockstep_refresh(f, n);
+        if (n->moved) {
+            arrivals_reached(f, n, n->t);
+            n->moved = false;
+            moved = true;
+        }
+    }
 
     for (;;) {
         sync_compute(f, e, a);
@@ -485,7 +509,8 @@ static void advance(struct fabric *f)
             send_msg(f, n, &g, sizeof(g));
         }
     }
-    if (granted) {
+    lockstep_publish(f);
+    if (granted || moved) {
         stall_progress(f);
     }
 }
@@ -520,9 +545,11 @@ static void start_cluster(struct fabric *f)
     uint64_t *e = f->e = xcalloc(f->nnodes, sizeof(*e));
     uint64_t *a = f->a = xcalloc(f->nnodes, sizeof(*a));
     f->caused = xcalloc(f->nnets, sizeof(*f->caused));
+    f->relaxed = xcalloc(f->nnodes, sizeof(*f->relaxed));
 
     f->started = true;
     check_lookahead(f);
+    lockstep_start(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_SYNTHETIC && n->syn_left) {
@@ -541,6 +568,7 @@ static void start_cluster(struct fabric *f)
             send_msg(f, n, &w, sizeof(w));
         }
     }
+    lockstep_publish(f);
     fabric_log("all %u node(s) connected; cluster started", f->nnodes);
 }
 
@@ -697,7 +725,7 @@ static int listen_on(const char *path)
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
         fabric_fatal(EXIT_RUNTIME, "cannot listen on %s: %s", path, strerror(errno));
     }
-    fabric_listening(path);
+    fabric_owns(path);
     return fd;
 }
 
@@ -742,6 +770,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     signal(SIGPIPE, SIG_IGN);
+    lockstep_create(&f);     /* before listening: a node maps it before its HELLO */
     int lfd = listen_on(f.socket_path);
     int pending[MAX_PENDING], npending = 0;
     struct pollfd *pfd = xcalloc(1 + MAX_PENDING + f.nnodes, sizeof(*pfd));
@@ -822,5 +851,6 @@ int main(int argc, char **argv)
         fabric_fatal(EXIT_RUNTIME, "cannot write stats %s: %s", f.stats_path, strerror(errno));
     }
     unlink(f.socket_path);
+    unlink(f.lockstep_path);
     return EXIT_NORMAL;
 }

@@ -84,6 +84,12 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
         }
         TIME_CHECK("BYE time", h.time_ns);
         return 0;
+    case RL_MSG_PROGRESS:
+        if (n != sizeof(struct rl_msg_hdr)) {
+            FAIL("PROGRESS of %zu bytes, expected %zu", n, sizeof(struct rl_msg_hdr));
+        }
+        TIME_CHECK("PROGRESS time", h.time_ns);
+        return 0;
     case RL_MSG_FRAME: {
         struct rl_frame f;
         if (n < sizeof(f)) {

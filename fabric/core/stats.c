@@ -52,10 +52,11 @@ int stats_write(struct fabric *f)
         json_string(out, n->name);
         fprintf(out, ", \"kind\": \"%s\", \"frames_sent\": %llu, \"bytes_sent\": %llu, "
                 "\"frames_received\": %llu, \"bytes_received\": %llu, \"syncs\": %llu, "
-                "\"last_time_ns\": %llu}",
+                "\"sync_messages\": %llu, \"last_time_ns\": %llu}",
                 n->kind == NODE_VM ? "vm" : "synthetic",
                 (unsigned long long)n->frames_sent, (unsigned long long)n->bytes_sent,
                 (unsigned long long)n->frames_received, (unsigned long long)n->bytes_received,
+                (unsigned long long)max64(n->syncs, n->sync_points),
                 (unsigned long long)n->syncs, (unsigned long long)n->t);
     }
     fprintf(out, "\n  ],\n  \"drops\": {");

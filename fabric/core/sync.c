@@ -15,7 +15,9 @@
  * at that instant. E is per node, not per network: a node's promise and
  * reaction cover all its ports (a frame arriving on one network may make the
  * guest send on another). A node on no network has A = never.
- * A shortest-path fixed point: E only decreases, so at most n rounds.
+ * A shortest-path fixed point: E only decreases, so at most n rounds. The
+ * networks, least latencies and reaction times are in the lock-step file's static
+ * part (lockstep_start), so that the nodes' own computation reads the same ones.
  */
 #include <stdlib.h>
 
@@ -33,15 +35,10 @@ static bool counts(const struct node *n)
 
 void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
 {
-    uint64_t L[RL_MAX_NETWORKS];
-    uint64_t *F = f->caused;
-
-    topology_earliest_caused_arrivals(f, F);
-    for (uint32_t i = 0; i < f->nnets; i++) {
-        L[i] = f->nets[i].topo->min_latency(&f->nets[i]);
-    }
+    topology_earliest_caused_arrivals(f, f->caused);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
+        f->relaxed[k] = n->kind == NODE_VM && counts(n);
         if (!counts(n)) {
             e[k] = NEVER;
         } else if (n->kind == NODE_SYNTHETIC) {
@@ -50,44 +47,6 @@ void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
             e[k] = node_send_floor(n);
         }
     }
-    for (uint32_t round = 0; round <= f->nnodes; round++) {
-        for (uint32_t k = 0; k < f->nnodes; k++) {
-            a[k] = NEVER;
-        }
-        for (uint32_t i = 0; i < f->nnets; i++) {
-            const struct network *net = &f->nets[i];
-            /* the two smallest E on it, so that "min over j != k" is O(1) */
-            uint64_t m1 = NEVER, m2 = NEVER;
-            uint32_t arg1 = UINT32_MAX;
-            for (uint32_t s = 0; s < net->n; s++) {
-                uint64_t ej = e[net->station_node[s]];
-                if (ej < m1) {
-                    m2 = m1;
-                    m1 = ej;
-                    arg1 = s;
-                } else if (ej < m2) {
-                    m2 = ej;
-                }
-            }
-            for (uint32_t s = 0; s < net->n; s++) {
-                uint64_t others = s == arg1 ? m2 : m1;
-                uint32_t k = net->station_node[s];
-                a[k] = min64(a[k], min64(sat_add(others, L[i]), F[i]));
-            }
-        }
-        bool changed = false;
-        for (uint32_t k = 0; k < f->nnodes; k++) {
-            struct node *n = &f->nodes[k];
-            if (n->kind == NODE_VM && counts(n)) {
-                uint64_t ek = min64(e[k], sat_add(a[k], n->reaction));
-                if (ek < e[k]) {
-                    e[k] = ek;
-                    changed = true;
-                }
-            }
-        }
-        if (!changed) {
-            return;
-        }
-    }
+    /* the nodes compute their own grants with the same function (lockstep.h) */
+    rl_ls_grants(&f->ls->s, f->relaxed, f->caused, e, a);
 }

@@ -35,7 +35,7 @@
 
 /* cdef-begin: this part is plain C that cffi parses (no expressions). */
 #define RL_WIRE_MAGIC 0x4b4c5452
-#define RL_WIRE_VERSION 2
+#define RL_WIRE_VERSION 3
 #define RL_MAX_PAYLOAD 65536
 #define RL_MAX_NODES 256
 #define RL_MAX_NETWORKS 16
@@ -58,7 +58,9 @@ enum rl_msg_type {
     RL_MSG_LINK = 7,     /* fabric -> node: a peer went up/down at h.time_ns */
     RL_MSG_ERROR = 8,    /* fabric -> node: protocol error; fabric disconnects */
     RL_MSG_BYE = 9,      /* node -> fabric: leaving cleanly at h.time_ns */
-    RL_MSG_ATTACH = 10   /* node -> fabric: after HELLO, one per port */
+    RL_MSG_ATTACH = 10,  /* node -> fabric: after HELLO, one per port */
+    RL_MSG_PROGRESS = 11 /* node -> fabric: it moved on through the lock-step file
+                            (lockstep.h) while a node waits for a GRANT; no reply */
 };
 
 /* What a port's frames are: the fabric refuses a port on a network that carries

@@ -6,6 +6,7 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qemu/timer.h"
+#include "qemu/processor.h"
 #include "qapi/error.h"
 #include "hw/core/cpu.h"
 #include "system/cpus.h"
@@ -16,13 +17,25 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <poll.h>
+#include <sched.h>
 
 #include "hw/retrolink/core/rl-link.h"
+#include "hw/retrolink/core/rl-lockstep.h"
 #include "hw/retrolink/trace.h"
 
 #define RL_WELCOME_TIMEOUT_MS   120000  /* every node must connect within this */
 #define RL_POLL_MS              100     /* how often a blocked sync checks for shutdown */
 #define RL_MSG_MAX              (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
+/*
+ * A node at its grant looks for a grant of its own in the lock-step file
+ * (docs/fabric.md, "Grants without a round trip"): first spinning, for as long
+ * as a peer on another core takes to finish a window of a few microseconds (only
+ * while every QEMU can have a core of its own), then yielding its core between
+ * looks (a peer it waits for may be waiting for this core), and at last it asks
+ * the fabric on the socket and sleeps, so that nothing spins without bound.
+ */
+#define RL_SPIN_NS              20000
+#define RL_YIELD_NS             500000
 
 typedef struct RlLink RlLink;
 
@@ -59,6 +72,9 @@ struct RlLink {
     Notifier shutdown_notifier;
     bool stopping;           /* the main loop took a shutdown request */
     uint8_t *buf;
+    RlLockstep *ls;          /* the lock-step file; NULL: grants come on the socket */
+    uint64_t frames_sent;    /* FRAMEs written: the fabric must have them all */
+    uint64_t msgs_in;        /* messages read: we must have all the fabric sent */
 };
 
 static RlLink *rl_node_link;     /* this QEMU's connection (one node per process) */
@@ -123,6 +139,7 @@ static ssize_t rl_read(RlLink *l, int timeout_ms)
         rl_link_lost(l, "malformed message from the fabric");
         return -1;
     }
+    l->msgs_in++;
     return n;
 }
 
@@ -171,7 +188,8 @@ static bool rl_dispatch(RlLink *l, size_t n)
         }
         RlPort *p = rl_port_of(l, s->net);
         if (p) {
-            p->ops->link(p->opaque, h->time_ns, s->peer, s->up);
+            /* a departure is host-timed (docs/fabric.md): never in our past */
+            p->ops->link(p->opaque, MAX(h->time_ns, rl_now()), s->peer, s->up);
         }
         return false;
     }
@@ -181,7 +199,6 @@ static bool rl_dispatch(RlLink *l, size_t n)
             return false;
         }
         l->grant = h->time_ns;
-        trace_retrolink_link_grant(l->node, l->grant);
         return true;
     case RL_MSG_ERROR: {
         const struct rl_error *e = (const void *)l->buf;
@@ -239,7 +256,70 @@ static uint64_t rl_promise(RlLink *l, uint64_t now, uint64_t guest)
     return MAX(promise, now);
 }
 
-/* The sync point: report, then wait for the fabric to grant more time. */
+static bool rl_wait_for_grant(RlLink *l, uint64_t now);
+
+/* The grant came (from the file or the socket): publish it, run to it. */
+static void rl_granted(RlLink *l, uint64_t grant)
+{
+    l->grant = MAX(l->grant, grant);
+    trace_retrolink_link_grant(l->node, l->grant);
+    if (l->ls) {
+        rl_lockstep_set_grant(l->ls, l->grant);
+    }
+    rl_arm(l);
+}
+
+/*
+ * At a sync point, look for a grant of our own in the lock-step file: spin, then
+ * yield, as above. False: ask the fabric.
+ */
+static bool rl_lockstep_wait(RlLink *l, uint64_t now, uint64_t *grant)
+{
+    int64_t start = get_clock(), t = start;
+    int64_t spin_until = rl_lockstep_crowded(l->ls) ? start : start + RL_SPIN_NS;
+
+    for (unsigned i = 1; l->up; i++) {
+        int r = rl_lockstep_grant(l->ls, l->msgs_in, l->granularity, grant);
+        if (r == RL_LS_UNREAD) {
+            ssize_t n = rl_read(l, 0);      /* a DELIVER the reading counts on */
+            if (n > 0) {
+                rl_dispatch(l, n);
+            }
+            continue;
+        }
+        if (r == RL_LS_OK && *grant > now) {
+            return true;
+        }
+        if (i % 16 == 0 || t >= spin_until) {
+            t = get_clock();    /* once yielding, every look is a system call anyway */
+            if (t > start + RL_YIELD_NS || qemu_shutdown_requested_get()) {
+                return false;
+            }
+        }
+        if (t >= spin_until) {
+            sched_yield();
+        } else {
+            cpu_relax();
+        }
+    }
+    return false;
+}
+
+/* Publish this sync point; if a peer sleeps on the socket, have the fabric look. */
+static void rl_lockstep_sync_point(RlLink *l, uint64_t now, uint64_t promise)
+{
+    rl_lockstep_publish(l->ls, now, promise, l->frames_sent, l->grant);
+    if (rl_lockstep_peer_waits(l->ls)) {
+        struct rl_msg_hdr m;
+        rl_msg_hdr_init(&m, RL_MSG_PROGRESS, sizeof(m), l->node, now);
+        rl_write(l, &m, sizeof(m));
+    }
+}
+
+/*
+ * The sync point: publish, and take a grant from the lock-step file if the rule
+ * gives one soon; else report on the socket and wait for the fabric's GRANT.
+ */
 static void rl_sync_cb(void *opaque)
 {
     RlLink *l = opaque;
@@ -267,29 +347,49 @@ static void rl_sync_cb(void *opaque)
     rl_msg_hdr_init(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
     l->promised = s.promise_ns;
     trace_retrolink_link_sync(l->node, now, guest, s.promise_ns);
-    if (!rl_write(l, &s, sizeof(s))) {
-        return;
-    }
-    for (;;) {
-        ssize_t n = rl_read(l, RL_POLL_MS);
-        if (n < 0) {
+    if (l->ls) {
+        uint64_t grant;
+        rl_lockstep_sync_point(l, now, s.promise_ns);
+        if (rl_lockstep_wait(l, now, &grant)) {
+            rl_granted(l, grant);
             return;
-        }
-        if (n == 0) {
-            if (qemu_shutdown_requested_get()) {
-                rl_bye(l);
-                return;
-            }
-            continue;
-        }
-        if (rl_dispatch(l, n) && l->grant > now) {
-            break;
         }
         if (!l->up) {
             return;
         }
+        rl_lockstep_set_waiting(l->ls, true);
     }
-    rl_arm(l);
+    bool granted = rl_write(l, &s, sizeof(s)) && rl_wait_for_grant(l, now);
+    if (l->ls) {
+        rl_lockstep_set_waiting(l->ls, false);
+    }
+    if (granted) {
+        rl_granted(l, l->grant);
+    }
+}
+
+/* After a SYNC: read until a GRANT past now comes. False if the link is lost or we left. */
+static bool rl_wait_for_grant(RlLink *l, uint64_t now)
+{
+    for (;;) {
+        ssize_t n = rl_read(l, RL_POLL_MS);
+        if (n < 0) {
+            return false;
+        }
+        if (n == 0) {
+            if (qemu_shutdown_requested_get()) {
+                rl_bye(l);
+                return false;
+            }
+            continue;
+        }
+        if (rl_dispatch(l, n) && l->grant > now) {
+            return true;
+        }
+        if (!l->up) {
+            return false;
+        }
+    }
 }
 
 void rl_port_send(RlPort *p, uint64_t ready_ns, uint32_t dst, uint32_t flags,
@@ -324,7 +424,9 @@ void rl_port_send(RlPort *p, uint64_t ready_ns, uint32_t dst, uint32_t flags,
     f->seq = p->seq++;
     f->net = p->net;
     memcpy(l->buf + sizeof(*f), data, len);
-    rl_write(l, l->buf, sizeof(*f) + len);
+    if (rl_write(l, l->buf, sizeof(*f) + len)) {
+        l->frames_sent++;
+    }
 }
 
 bool rl_port_is_up(RlPort *p)
@@ -349,6 +451,7 @@ static void rl_link_free(RlLink *l)
         timer_free(l->sync_timer);
     }
     close(l->fd);
+    rl_lockstep_close(l->ls);
     g_free(l->socket_path);
     g_free(l->buf);
     g_free(l);
@@ -484,6 +587,7 @@ static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **e
     l->up = true;
     l->buf = g_malloc(RL_MSG_MAX);
     l->granularity = MAX(icount_to_ns(1), 1);
+    l->ls = rl_lockstep_open(socket_path, node);
     l->reaction = RL_TIME_NEVER;
     l->exit_notifier.notify = rl_exit_notify;
     qemu_add_exit_notifier(&l->exit_notifier);

@@ -166,8 +166,27 @@ def make_parser() -> argparse.ArgumentParser:
         s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")
         s.add_argument("--json", metavar="FILE")
         s.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
+        if name == "bench":
+            s.add_argument("--nodes", type=_node_counts, metavar="N,N,...",
+                           help="fabric: node counts to measure (default: 2,4,8, those the "
+                           "machine's networks can have)")
+            s.add_argument("--rounds", type=int, default=3, choices=range(1, 10),
+                           metavar="R", help="fabric: busy rounds per node count (default 3)")
+            s.add_argument("--transport", choices=["shared", "socket"], default="shared",
+                           help="fabric: grants through the lock-step file (default) or every "
+                           "one a round trip on the socket, as before it")
         s.set_defaults(func=cmd_demo if name == "demo" else cmd_bench)
     return p
+
+
+def _node_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected node counts such as 2,4,8")
+    if not counts or any(not 1 <= c <= 64 for c in counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: node counts are 1..64")
+    return counts
 
 
 def main(argv=None) -> int:

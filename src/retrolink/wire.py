@@ -22,9 +22,10 @@ lib = ffi.dlopen(None)
 MAGIC, VERSION = lib.RL_WIRE_MAGIC, lib.RL_WIRE_VERSION
 NEVER = lib.RL_TIME_NEVER
 BROADCAST = lib.RL_NODE_BROADCAST          # a FRAME's dst: every other node of the network
-HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE, ATTACH = (
+HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE, ATTACH, PROGRESS = (
     lib.RL_MSG_HELLO, lib.RL_MSG_WELCOME, lib.RL_MSG_FRAME, lib.RL_MSG_DELIVER, lib.RL_MSG_SYNC,
-    lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE, lib.RL_MSG_ATTACH)
+    lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE, lib.RL_MSG_ATTACH,
+    lib.RL_MSG_PROGRESS)
 # what a port's frames are (ATTACH), and what a network carries (the fabric's config)
 PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET}
 
@@ -63,6 +64,11 @@ def frame(node, ready_ns, dst, payload=b"", seq=0, flags=0, net=0):
 
 def bye(node, time_ns):
     return _pack("struct rl_msg_hdr", BYE, node, time_ns)
+
+
+def progress(node, time_ns):
+    """It moved on through the lock-step file while another node waits (no reply)."""
+    return _pack("struct rl_msg_hdr", PROGRESS, node, time_ns)
 
 
 # the fabric's side, for fake fabrics in device tests

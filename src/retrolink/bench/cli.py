@@ -36,9 +36,10 @@ def bench_main(args) -> int:
         for v in values:
             load_machine(args.machine, {**overrides, key: v})
     if args.which == "fabric":
-        from retrolink.bench.fabric import bench_fabric
+        from retrolink.bench.fabric import bench_fabric, node_counts
+        args.nodes = node_counts(args.machine, overrides, args.nodes)
         start = time.monotonic()
-        result = bench_fabric(args)
+        result = bench_fabric(args, overrides)
         _write_json(args, result, time.monotonic() - start)
         return 0
     art = build_all()

@@ -1,62 +1,150 @@
 """`retrolink bench fabric`: what the lock-step costs, in host wall time per virtual second.
 
-Three runs of the same 2-node script, each node marking the start and end of a stretch
-of virtual time (MARK lines, timed by the host as they appear):
-- idle: both guests sleep (synchronised, with the fabric);
-- busy: both guests spin (synchronised);
-- free: both guests spin with no board and no fabric (free-running TCG).
-Goals (issue 3): idle >= 100x faster than real time; busy-synchronised >= 0.5 of free.
-Host speed drifts on a shared machine, so the busy pair (synchronised, then free) is run
-BUSY_ROUNDS times back to back and the median of each round's ratio is reported.
+For each node count, two boots of the machine with every node running the same script:
+- synchronised (the machine, with its fabric): an idle stretch (every guest sleeps),
+  then ROUNDS busy stretches (every guest spins), each between MARK lines that the host
+  times as they appear;
+- free-running (the 'plain' machine at the same node count: no board, no fabric): the
+  same busy stretches.
+A stretch's cost is the wall time from the first node's start mark to the last node's end
+mark, per virtual second. Host speed drifts on a shared machine, so the busy ratio
+(free / synchronised) is taken per round and the median reported. Syncs per node per
+virtual second come from the nodes' lock-step slots, read when each mark appears.
+--transport socket runs the nodes the old way, every grant a round trip to the fabric
+(RETROLINK_LOCKSTEP=socket), to measure what the shared-memory lock-step saves.
 """
+import os
 import statistics
 
 from retrolink.model.machine import load_machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.runner import run_cluster
 
-IDLE_S, BUSY_S = 20, 3
-BUSY_ROUNDS = 3
-SPIN = ("e=$(($(cut -d. -f1 /proc/uptime)+{s})); echo MARK start; "
-        "while [ $(cut -d. -f1 /proc/uptime) -lt $e ]; do :; done; echo MARK end")
-SLEEP = "echo MARK start; sleep {s}; echo MARK end"
+IDLE_S, BUSY_S = 10, 2
+DEFAULT_NODES = [2, 4, 8]
+# /proc/uptime in centiseconds, so that a stretch is its length to 10 ms
+_UPTIME_CS = "$(u=$(cut -d' ' -f1 /proc/uptime); echo ${u%.*}${u#*.})"
+_SPIN = ("e=$(({now}+{cs})); echo MARK {name}-start; "
+         "while [ {now} -lt $e ]; do :; done; echo MARK {name}-end")
 
 
-def timed_stretch(machine, art, script: str, seconds: int, what: str) -> float:
+def _script(idle_s: int, rounds: int, busy_s: int) -> str:
+    parts = [f"echo MARK idle-start; sleep {idle_s}; echo MARK idle-end"] if idle_s else []
+    parts += [_SPIN.format(now=_UPTIME_CS, cs=busy_s * 100, name=f"busy{r}")
+              for r in range(1, rounds + 1)]
+    return "; ".join(parts)
+
+
+def _stretch_wall(marks: dict, nodes: int, name: str) -> float:
+    return (max(marks[(n, f"{name}-end")] for n in range(nodes))
+            - min(marks[(n, f"{name}-start")] for n in range(nodes)))
+
+
+def _syncs_per_virtual_s(mark_slots: dict, nodes: int, first: str, last: str) -> float | None:
+    """Sync points per node per virtual second between two marks, from each node's slot
+    read when its own mark appeared (None without a lock-step file: socket transport
+    still counts them in the slots, so None only when the file could not be read)."""
+    rates = []
+    for n in range(nodes):
+        a, b = mark_slots.get((n, first)), mark_slots.get((n, last))
+        if not a or not b or b[n].time_ns <= a[n].time_ns:
+            return None
+        rates.append((b[n].sync_points - a[n].sync_points) * 1e9
+                     / (b[n].time_ns - a[n].time_ns))
+    return statistics.mean(rates)
+
+
+def _boot(machine, art, script: str, what: str, env_transport: str | None):
     say(f"  {what}")
-    result = run_cluster(machine, art, {n: script.format(s=seconds) for n in (0, 1)},
-                         "bench-fabric")
-    run_dir = result.run_dir
+    old = os.environ.get("RETROLINK_LOCKSTEP")
+    if env_transport:
+        os.environ["RETROLINK_LOCKSTEP"] = env_transport
+    try:
+        result = run_cluster(machine, art, {n: script for n in range(machine.cluster.nodes)},
+                             "bench-fabric")
+    finally:
+        if old is None:
+            os.environ.pop("RETROLINK_LOCKSTEP", None)
+        else:
+            os.environ["RETROLINK_LOCKSTEP"] = old
     if not result.ok:
-        raise StepFailed(f"fabric benchmark '{what}' failed: "
-                         + "; ".join(result.problems)
-                         + f" (logs: {run_dir})")
-    m = result.marks
-    wall = max(m[(n, "end")] for n in (0, 1)) - min(m[(n, "start")] for n in (0, 1))
-    return wall / seconds
+        raise StepFailed(f"fabric benchmark '{what}' failed: " + "; ".join(result.problems)
+                         + f" (logs: {result.run_dir})")
+    return result
 
 
-def bench_fabric(args) -> dict:
-    """Print the lock-step cost and return its figures (for --json)."""
+def measure(args, nodes: int, art, overrides: dict) -> dict:
+    synced = load_machine(args.machine, {**overrides, "cluster.nodes": nodes})
+    free = load_machine("plain", {"cluster.nodes": nodes})
+    rounds = args.rounds
+    transport = "socket" if args.transport == "socket" else None
+    s = _boot(synced, art, _script(IDLE_S, rounds, BUSY_S),
+              f"{nodes} nodes, synchronised: idle {IDLE_S} s, then {rounds} x busy {BUSY_S} s",
+              transport)
+    f = _boot(free, art, _script(0, rounds, BUSY_S),
+              f"{nodes} nodes, free-running (no fabric): {rounds} x busy {BUSY_S} s", None)
+    busy = [_stretch_wall(s.marks, nodes, f"busy{r}") / BUSY_S for r in range(1, rounds + 1)]
+    unsync = [_stretch_wall(f.marks, nodes, f"busy{r}") / BUSY_S for r in range(1, rounds + 1)]
+    ratios = [u / b for u, b in zip(unsync, busy)]
+    return {"nodes": nodes,
+            "idle_wall_per_virtual_s": _stretch_wall(s.marks, nodes, "idle") / IDLE_S,
+            "busy_synced_wall_per_virtual_s": statistics.median(busy),
+            "busy_free_wall_per_virtual_s": statistics.median(unsync),
+            "busy_ratio": statistics.median(ratios), "busy_ratio_rounds": ratios,
+            "syncs_per_node_per_virtual_s_idle":
+                _syncs_per_virtual_s(s.mark_slots, nodes, "idle-start", "idle-end"),
+            "syncs_per_node_per_virtual_s_busy":
+                _syncs_per_virtual_s(s.mark_slots, nodes, "busy1-start", f"busy{rounds}-end")}
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def table(name: str, transport: str, points: list[dict]) -> str:
+    lines = [f"fabric lock-step cost, machine {name}, transport {transport} "
+             "(wall s per virtual s; ratio = free / synchronised, median of rounds)",
+             f"{'nodes':>5} {'idle':>9} {'x real':>7} {'busy sync':>10} {'busy free':>10} "
+             f"{'ratio':>6} {'syncs/node/vs idle':>19} {'busy':>10}  rounds"]
+    for p in points:
+        lines.append(
+            f"{p['nodes']:>5} {p['idle_wall_per_virtual_s']:9.4f} "
+            f"{1 / p['idle_wall_per_virtual_s']:7.1f} {p['busy_synced_wall_per_virtual_s']:10.3f} "
+            f"{p['busy_free_wall_per_virtual_s']:10.3f} {p['busy_ratio']:6.3f} "
+            f"{_fmt(p['syncs_per_node_per_virtual_s_idle'], '19.0f')} "
+            f"{_fmt(p['syncs_per_node_per_virtual_s_busy'], '10.0f')}  "
+            + ", ".join(f"{x:.3f}" for x in p["busy_ratio_rounds"]))
+    return "\n".join(lines)
+
+
+def bench_fabric(args, overrides: dict) -> dict:
+    """Print the lock-step cost at each node count and return its figures (for --json)."""
     from retrolink.build.pipeline import build_all
     art = build_all()
-    synced = load_machine(args.machine)
-    free = load_machine("plain")
-    idle = timed_stretch(synced, art, SLEEP, IDLE_S, f"idle: both guests sleep {IDLE_S} s")
-    rounds = []
-    for r in range(1, BUSY_ROUNDS + 1):
-        synced_s = timed_stretch(synced, art, SPIN, BUSY_S,
-                                 f"round {r}/{BUSY_ROUNDS}: busy, both guests spin {BUSY_S} s")
-        free_s = timed_stretch(free, art, SPIN, BUSY_S,
-                               f"round {r}/{BUSY_ROUNDS}: free-running, same spin, no fabric")
-        rounds.append((synced_s, free_s, free_s / synced_s))
-    busy, unsync, ratio = (statistics.median(x) for x in zip(*rounds))
-    print(f"fabric lock-step cost, machine {synced.cluster.name} (2 nodes active)")
-    print(f"  idle, synchronised:   {idle:8.4f} s wall per virtual s  ({1 / idle:8.1f}x real time; goal >= 100x)")
-    print(f"  busy, synchronised:   {busy:8.4f} s wall per virtual s  (median of {BUSY_ROUNDS})")
-    print(f"  busy, free-running:   {unsync:8.4f} s wall per virtual s  (median of {BUSY_ROUNDS})")
-    print(f"  synchronised / free-running speed: {ratio:6.3f}  (goal >= 0.5; rounds: "
-          + ", ".join(f"{x:.3f}" for *_, x in rounds) + ")")
-    return {"machine": synced.cluster.name, "idle_wall_per_virtual_s": idle,
-            "busy_synced_wall_per_virtual_s": busy, "busy_free_wall_per_virtual_s": unsync,
-            "busy_ratio": ratio, "busy_ratio_rounds": [x for *_, x in rounds]}
+    name = load_machine(args.machine, overrides).cluster.name
+    points = []
+    for nodes in args.nodes:
+        points.append(measure(args, nodes, art, overrides))
+    print(table(name, args.transport, points), flush=True)
+    return {"machine": name, "transport": args.transport, "overrides": overrides,
+            "idle_s": IDLE_S, "busy_s": BUSY_S, "rounds": args.rounds, "points": points}
+
+
+def node_counts(machine: str, overrides: dict, requested: list[int] | None) -> list[int]:
+    """The node counts to measure, checked before anything boots: those asked for (each
+    must make a valid machine), or of 2, 4 and 8 those the machine's networks allow."""
+    from retrolink.model.machine import MachineError
+    counts = []
+    for n in requested or DEFAULT_NODES:
+        try:
+            load_machine(machine, {**overrides, "cluster.nodes": n})
+        except MachineError as e:
+            if requested:
+                raise MachineError(f"--nodes {n}: {e}") from None
+            say(f"bench fabric: {machine} cannot have {n} nodes ({e}); skipped")
+            continue
+        counts.append(n)
+    if not counts:
+        raise MachineError(f"{machine}: none of {DEFAULT_NODES} nodes is possible; "
+                           "give --nodes")
+    return counts

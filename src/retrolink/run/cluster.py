@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrolink import paths
+from retrolink import lockstep, paths
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.diagnosis import (
@@ -75,6 +75,8 @@ class RunResult:
     fabric_stats: dict | None = None
     fabric_problem: str = ""
     marks: dict = field(default_factory=dict)   # (node, name) -> host seconds since start
+    # (node, name) -> every node's lock-step slot when that mark appeared (bench fabric)
+    mark_slots: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -133,6 +135,7 @@ class Cluster:
         self.stats_path = run_dir / "fabric-stats.json"
         self.status_path = run_dir / "fabric-status.json"
         self.fabric_log = run_dir / "fabric.log"
+        self.mark_slots: dict = {}
 
     def _socket_path(self, name: str) -> Path:
         """A socket's path, linked from the run directory when it lives elsewhere."""
@@ -234,7 +237,7 @@ class Cluster:
         results = [self._node_result(n, still_running, ended_by, waited_for, limit)
                    for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
-                        marks=marks)
+                        marks=marks, mark_slots=self.mark_slots)
         if self.fabric:
             run.fabric_problem = fabric_failure(self.fabric.returncode, fabric_died_at is not None,
                                                 self.fabric_log, self.stats_path)
@@ -286,6 +289,8 @@ class Cluster:
             for line in out.poll(final):
                 if line.startswith("MARK ") and (n, line[5:].strip()) not in marks:
                     marks[(n, line[5:].strip())] = time.monotonic() - start
+                    if self.fabric:
+                        self.mark_slots[(n, line[5:].strip())] = lockstep.read_slots(self.socket)
 
     def stop(self) -> None:
         """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""

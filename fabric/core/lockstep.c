@@ -1,0 +1,111 @@
+/*
+ * The fabric's side of the lock-step in shared memory (include/retrolink/lockstep.h,
+ * docs/fabric.md "Grants without a round trip"): it creates the file, fills in
+ * what never changes when the cluster starts, adopts what each node publishes in
+ * its slot, and publishes what only the fabric knows after every step.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fabric.h"
+
+void lockstep_create(struct fabric *f)
+{
+    snprintf(f->lockstep_path, sizeof(f->lockstep_path), "%s" RL_LS_SUFFIX, f->socket_path);
+    unlink(f->lockstep_path);
+    int fd = open(f->lockstep_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, sizeof(struct rl_lockstep))) {
+        /* it is made first, beside the socket: a bad socket path shows here */
+        fabric_fatal(EXIT_RUNTIME, "cannot listen on %s: cannot create the lock-step file "
+                     "beside it: %s", f->socket_path, strerror(errno));
+    }
+    fabric_owns(f->lockstep_path);
+    void *p = mmap(NULL, sizeof(struct rl_lockstep), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        fabric_fatal(EXIT_RUNTIME, "cannot map %s: %s", f->lockstep_path, strerror(errno));
+    }
+    f->ls = p;
+    /* a node checks magic and version before it uses anything else */
+    f->ls->s.version = RL_LS_VERSION;
+    __atomic_store_n(&f->ls->s.magic, RL_LS_MAGIC, __ATOMIC_RELEASE);
+}
+
+void lockstep_start(struct fabric *f)
+{
+    struct rl_ls_static *s = &f->ls->s;
+
+    s->nnodes = f->nnodes;
+    s->nnets = f->nnets;
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        struct network *net = &f->nets[i];
+        s->latency[i] = net->topo->min_latency(net);
+        s->stations[i] = net->n;
+        for (uint32_t st = 0; st < net->n; st++) {
+            s->station_node[i][st] = net->station_node[st];
+        }
+    }
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        s->reaction[k] = n->kind == NODE_VM ? n->reaction : NEVER;
+        s->vm_nodes += n->kind == NODE_VM;
+        n->lockstep = rl_ls_load(&f->ls->node[k].active) != 0;
+    }
+}
+
+/*
+ * What node n published, if the fabric has every FRAME it wrote before that:
+ * its time, promise and grant then (each only moves forward).
+ */
+void lockstep_refresh(struct fabric *f, struct node *n)
+{
+    if (!n->lockstep || !n->alive) {
+        return;
+    }
+    struct rl_ls_node *slot = &f->ls->node[n->id];
+    uint64_t begun = rl_ls_read_begin(&slot->seq);
+    uint64_t t = rl_ls_load(&slot->t), promise = rl_ls_load(&slot->promise);
+    uint64_t frames = rl_ls_load(&slot->frames), grant = rl_ls_load(&slot->grant);
+    uint64_t syncs = rl_ls_load(&slot->syncs);
+    if (!rl_ls_read_valid(&slot->seq, begun) || frames != n->frames_in || t < n->t) {
+        return;     /* being written, or a FRAME of before it is still in the socket */
+    }
+    if (t > n->t || promise != n->promise) {
+        n->t = t;
+        n->promise = max64(promise, t);
+        n->last_sync_wall = wall_now();
+        n->moved = true;
+    }
+    n->grant = max64(n->grant, grant);
+    n->sync_points = max64(n->sync_points, syncs);
+}
+
+void lockstep_publish(struct fabric *f)
+{
+    struct rl_ls_fabric *b = &f->ls->fab;
+
+    rl_ls_write_begin(&b->seq);
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        bool counts = n->kind == NODE_SYNTHETIC ? n->syn_left > 0 : n->alive;
+        uint64_t floor = NEVER;
+        if (counts && n->kind == NODE_SYNTHETIC) {
+            floor = n->syn_next;
+        } else if (counts && n->lockstep) {
+            floor = sat_add(pa_min(&n->arrivals), n->reaction);
+        } else if (counts) {
+            floor = node_send_floor(n);
+        }
+        rl_ls_store(&b->floor[k], floor);
+        rl_ls_store(&b->alive[k], (uint8_t)(n->kind == NODE_VM && n->alive));
+        rl_ls_store(&b->consumed[k], n->frames_in);
+        rl_ls_store(&b->sent[k], n->msgs_out);
+    }
+    for (uint32_t i = 0; i < f->nnets; i++) {
+        rl_ls_store(&b->caused[i], f->caused[i]);
+    }
+    rl_ls_write_end(&b->seq);
+}

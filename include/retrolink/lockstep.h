@@ -1,0 +1,188 @@
+/*
+ * retrolink lock-step in shared memory (docs/fabric.md, "Grants without a round trip").
+ *
+ * The socket carries frames; the grants of the lock-step need not cross it. The
+ * fabric creates a file next to its socket (RL_LS_SUFFIX) holding:
+ *  - what never changes once the cluster started (struct rl_ls_static): networks,
+ *    their stations and least latencies, each node's reaction time;
+ *  - one slot per node that the node writes at every sync point (struct rl_ls_node):
+ *    its time, its promise, how many FRAMEs it had written to its socket by then,
+ *    the grant it runs to;
+ *  - one block the fabric writes after every step (struct rl_ls_fabric): what only
+ *    it knows (frames consumed from each node, messages sent to each node, each
+ *    node's earliest delivered arrival plus reaction, each network's earliest
+ *    arrival a pending event could cause, who is alive).
+ * A node at its grant computes its next grant itself, from a consistent reading of
+ * all of it, with rl_ls_grants(): the same fixed point the fabric computes (its
+ * sync_compute calls this function too). The reading is usable only if the fabric has
+ * consumed every FRAME each node had written before its slot's publication and the
+ * node has read every message the fabric sent it; else the node waits, and at last
+ * falls back to SYNC and GRANT on the socket, which is always correct.
+ *
+ * Every slot and the fabric block are seqlocks (odd while being written), one
+ * writer each. Shared by the fabric (fabric/core/lockstep.c) and the QEMU link
+ * port (qemu/core/rl-link.c).
+ */
+#ifndef RL_LOCKSTEP_H
+#define RL_LOCKSTEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "retrolink/wire.h"
+
+/* cdef-begin: plain C that cffi parses (src/retrolink/lockstep.py): literal sizes,
+ * checked against the constants below; every struct a multiple of 64 bytes, so that
+ * each slot has a cache line of its own. */
+#define RL_LS_MAGIC 0x4b53534c
+#define RL_LS_VERSION 1
+
+struct rl_ls_static {
+    uint32_t magic, version;
+    uint32_t nnodes, nnets;
+    uint32_t vm_nodes;                      /* QEMUs: how many may want a core */
+    uint32_t reserved[3];
+    uint64_t latency[16];                   /* L_N: least latency of network N */
+    uint64_t reaction[256];                 /* R_k; RL_TIME_NEVER for synthetic nodes */
+    uint32_t stations[16];                  /* how many on network N */
+    uint16_t station_node[16][256];
+    uint8_t pad[32];
+};
+
+struct rl_ls_fabric {
+    uint64_t seq;                           /* seqlock */
+    uint64_t consumed[256];                 /* FRAMEs handled from each node */
+    uint64_t sent[256];                     /* messages sent to each node, WELCOME on */
+    uint64_t floor[256];                    /* a slot-publishing node: earliest delivered
+                                               arrival + R (its promise is in its slot);
+                                               another: its whole send floor (E before
+                                               relaxation); RL_TIME_NEVER if gone */
+    uint8_t alive[256];                     /* a VM node that may still react */
+    uint64_t caused[16];                    /* F_N */
+    uint8_t pad[56];
+};
+
+struct rl_ls_node {
+    uint64_t seq;            /* seqlock */
+    uint32_t active;         /* the node's link port publishes here (0: it never does) */
+    uint32_t waiting;        /* blocked on the socket for a GRANT: poke the fabric */
+    uint64_t t;              /* its clock at its last sync point */
+    uint64_t promise;        /* as a SYNC's */
+    uint64_t frames;         /* FRAMEs written to its socket before this publication */
+    uint64_t grant;          /* the grant it runs to (its own or the fabric's) */
+    uint64_t syncs;          /* sync points, every one */
+    uint64_t reserved;
+};
+
+struct rl_lockstep {
+    struct rl_ls_static s;
+    struct rl_ls_fabric fab;
+    struct rl_ls_node node[256];
+};
+/* cdef-end */
+
+#define RL_LS_SUFFIX ".lockstep"
+
+#if defined(__STDC_VERSION__) || defined(__cplusplus)
+_Static_assert(sizeof(((struct rl_ls_static *)0)->reaction) == 8 * RL_MAX_NODES, "nodes");
+_Static_assert(sizeof(((struct rl_ls_static *)0)->latency) == 8 * RL_MAX_NETWORKS, "nets");
+_Static_assert(sizeof(((struct rl_ls_static *)0)->station_node) ==
+               2 * RL_MAX_NETWORKS * RL_MAX_NODES, "stations");
+_Static_assert(sizeof(((struct rl_ls_fabric *)0)->alive) == RL_MAX_NODES, "alive");
+_Static_assert(sizeof(((struct rl_ls_fabric *)0)->caused) == 8 * RL_MAX_NETWORKS, "caused");
+_Static_assert(sizeof(struct rl_ls_static) % 64 == 0, "static: whole cache lines");
+_Static_assert(sizeof(struct rl_ls_fabric) % 64 == 0, "fabric block: whole cache lines");
+_Static_assert(sizeof(struct rl_ls_node) == 64, "a slot: one cache line");
+#endif
+
+static inline uint64_t rl_ls_sat_add(uint64_t a, uint64_t b)
+{
+    return a > RL_TIME_NEVER - b ? RL_TIME_NEVER : a + b;
+}
+
+static inline uint64_t rl_ls_min(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/*
+ * The fixed point of docs/fabric.md, "The synchronisation rule":
+ *   E_k = min(floor_k, A_k + R_k)     (relaxed only for the alive VM nodes)
+ *   A_k = min over networks N of k: min(min over stations j != k of E_j + L_N, F_N)
+ * e: in, each node's floor; out, E. a: out, A (each node's grant before
+ * granularity). E only decreases, so at most nnodes + 1 rounds.
+ */
+static inline void rl_ls_grants(const struct rl_ls_static *s, const uint8_t *alive,
+                                const uint64_t *F, uint64_t *e, uint64_t *a)
+{
+    for (uint32_t round = 0; round <= s->nnodes; round++) {
+        for (uint32_t k = 0; k < s->nnodes; k++) {
+            a[k] = RL_TIME_NEVER;
+        }
+        for (uint32_t i = 0; i < s->nnets; i++) {
+            /* the two smallest E on it, so that "min over j != k" is O(1) */
+            uint64_t m1 = RL_TIME_NEVER, m2 = RL_TIME_NEVER;
+            uint32_t arg1 = UINT32_MAX;
+            for (uint32_t st = 0; st < s->stations[i]; st++) {
+                uint64_t ej = e[s->station_node[i][st]];
+                if (ej < m1) {
+                    m2 = m1;
+                    m1 = ej;
+                    arg1 = st;
+                } else if (ej < m2) {
+                    m2 = ej;
+                }
+            }
+            for (uint32_t st = 0; st < s->stations[i]; st++) {
+                uint64_t others = st == arg1 ? m2 : m1;
+                uint32_t k = s->station_node[i][st];
+                a[k] = rl_ls_min(a[k], rl_ls_min(rl_ls_sat_add(others, s->latency[i]), F[i]));
+            }
+        }
+        bool changed = false;
+        for (uint32_t k = 0; k < s->nnodes; k++) {
+            if (alive[k]) {
+                uint64_t ek = rl_ls_min(e[k], rl_ls_sat_add(a[k], s->reaction[k]));
+                if (ek < e[k]) {
+                    e[k] = ek;
+                    changed = true;
+                }
+            }
+        }
+        if (!changed) {
+            return;
+        }
+    }
+}
+
+/*
+ * Seqlocks, one writer each: the writer makes seq odd, writes, makes it even; a
+ * reader takes seq (odd: being written, try again), reads with rl_ls_load, and
+ * keeps what it read only if seq has not changed (rl_ls_read_valid).
+ */
+static inline void rl_ls_write_begin(uint64_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void rl_ls_write_end(uint64_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t rl_ls_read_begin(const uint64_t *seq)
+{
+    return __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+}
+
+static inline bool rl_ls_read_valid(const uint64_t *seq, uint64_t begun)
+{
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return !(begun & 1) && __atomic_load_n(seq, __ATOMIC_RELAXED) == begun;
+}
+
+#define rl_ls_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define rl_ls_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+#endif /* RL_LOCKSTEP_H */

@@ -1,0 +1,50 @@
+"""The lock-step file (include/retrolink/lockstep.h) for Python: its structs come from the
+header itself, parsed by cffi, so there is one definition. `bench fabric` reads each node's
+slot (its virtual time and sync points) while a cluster runs."""
+import mmap
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import cffi
+
+from retrolink import paths
+
+HEADER = paths.INCLUDE / "lockstep.h"
+SUFFIX = ".lockstep"
+
+
+def _cdef_text() -> str:
+    text = HEADER.read_text()
+    body = text.split("/* cdef-begin", 1)[1].split("*/", 1)[1].split("/* cdef-end */", 1)[0]
+    return re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+
+
+ffi = cffi.FFI()
+ffi.cdef(_cdef_text())
+lib = ffi.dlopen(None)
+
+
+class Slot(NamedTuple):
+    time_ns: int        # the node's clock at its last sync point
+    sync_points: int    # every sync point so far
+
+
+def path_for(socket: Path) -> Path:
+    return Path(str(socket) + SUFFIX)
+
+
+def read_slots(socket: Path) -> list[Slot] | None:
+    """Every node's slot now, or None if there is no usable file (yet)."""
+    try:
+        with open(path_for(socket), "rb") as f, \
+                mmap.mmap(f.fileno(), ffi.sizeof("struct rl_lockstep"),
+                          access=mmap.ACCESS_READ) as m:
+            ls = ffi.cast("struct rl_lockstep *", ffi.from_buffer(m))
+            if ls.s.magic != lib.RL_LS_MAGIC or ls.s.version != lib.RL_LS_VERSION:
+                return None
+            slots = [Slot(ls.node[k].t, ls.node[k].syncs) for k in range(ls.s.nnodes)]
+            del ls
+            return slots
+    except (OSError, ValueError):
+        return None
