@@ -483,7 +483,7 @@ static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **e
     l->node = node;
     l->up = true;
     l->buf = g_malloc(RL_MSG_MAX);
-    l->granularity = MAX(icount_to_ns(1), 1);
+    l->granularity = MAX(icount_to_ns_max(1), 1);
     l->reaction = RL_TIME_NEVER;
     l->exit_notifier.notify = rl_exit_notify;
     qemu_add_exit_notifier(&l->exit_notifier);
