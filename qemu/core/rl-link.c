@@ -566,7 +566,7 @@ static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **e
         return NULL;
     }
     if (!icount_enabled() && !qtest_enabled()) {
-        error_setg(errp, "retrolink devices need -icount shift=N,sleep=off "
+        error_setg(errp, "retrolink devices need -icount shift=N,sleep=off or mips=X,sleep=off "
                    "(virtual time must be guest instructions)");
         return NULL;
     }
@@ -586,7 +586,7 @@ static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **e
     l->node = node;
     l->up = true;
     l->buf = g_malloc(RL_MSG_MAX);
-    l->granularity = MAX(icount_to_ns(1), 1);
+    l->granularity = MAX(icount_to_ns_max(1), 1);
     l->ls = rl_lockstep_open(socket_path, node);
     l->reaction = RL_TIME_NEVER;
     l->exit_notifier.notify = rl_exit_notify;

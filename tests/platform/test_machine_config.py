@@ -1,4 +1,5 @@
 """Machine files: the schema, every error path, overrides and derived values."""
+import re
 import textwrap
 
 import pytest
@@ -31,7 +32,7 @@ station_delay_ns = 1000
 def test_shipped_machines_load():
     m = load_machine("sure-sx")
     assert m.board_of_model("sx").network == "ring" and m.networks["ring"].rate == 12_500_000
-    assert m.cluster.icount_shift == 3
+    assert m.cluster.node_icount_option(0) == "shift=3" and m.cluster.node_granularity_ns(0) == 8
     assert not load_machine("plain").boards and not load_machine("plain").uses_fabric
 
 
@@ -47,9 +48,10 @@ def test_defaults_and_units(tmp_path):
     ("[cluster]\nnodes = \"two\"\n", "cluster.nodes"),
     ("[cluster]\n", "cluster.nodes: required field is missing"),
     ("[cluster]\nnodes = 0\n", "cluster.nodes"),
-    ("[cluster]\nnodes = 2\ncpu_mips = 100\n", "not 1000/2^N MIPS"),
+    ("[cluster]\nnodes = 2\ncpu_mips = 0.5\n", "cluster.cpu_mips: 0.5 MIPS is outside 1 to 10000 MIPS"),
     ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125]\n", "1 entries for 2 nodes"),
-    ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125, 99]\n", "not 1000/2^N MIPS"),
+    ("[cluster]\nnodes = 2\ncpu_mips_per_node = [125, 10001]\n",
+     "cluster.cpu_mips_per_node: 10001 MIPS is outside 1 to 10000 MIPS"),
     ("[cluster]\nnodes = 2\nmemory_mib = \"lots\"\n", "not a memory size"),
     ("[cluster]\nnodes = 2\n[boards.b]\nmodel = \"warp\"\nnetwork = \"n\"\n", "boards.b"),
     ("[cluster]\nnodes = 2\n[boards.b]\nmodel = \"sx\"\nnetwork = \"n\"\n",
@@ -109,9 +111,32 @@ def test_rates(text, bps):
 
 
 def test_icount_mapping():
-    assert [units.icount_shift(m) for m in (1000, 500, 250, 125, 62.5)] == [0, 1, 2, 3, 4]
-    with pytest.raises(ValueError):
-        units.icount_shift(2000)
+    """1000/2^N MIPS is shift=N (the command line of before), any other speed mips=X,
+    with X written so that QEMU reads the same double; the time function and the
+    granularity are those of qemu/patches/0004 (test_cpu_speed.py runs QEMU on them)."""
+    assert [units.icount_shift(m) for m in (1000, 500, 250, 125, 62.5, 1.953125)] == \
+        [0, 1, 2, 3, 4, 9]
+    assert [units.icount_option(m) for m in (1000, 125, 62.5, 40, 28, 1, 10000, 100 / 3)] == \
+        ["shift=0", "shift=3", "shift=4", "mips=40.0", "mips=28.0", "mips=1.0", "mips=10000.0",
+         "mips=33.333333333333336"]
+    assert units.icount_ns_mult(125) == 8 << 32 and units.icount_ns_mult(40) == 25 << 32
+    assert units.icount_ns_mult(28) == 153391689143            # 35.714285714... ns
+    assert units.icount_ns_mult(1000 / 3) == 3 << 32
+    assert [units.granularity_ns(m) for m in (1000, 600, 125, 75, 40, 28, 1, 10000)] == \
+        [1, 2, 8, 14, 25, 36, 1000, 1]
+    assert units.instructions_ns(1000, 40) == 25000 and units.instructions_ns(1000, 28) == 35714
+    # m = 153391689142.857... rounded up: 7 instructions take 250.0000000002 ns, not 249.99
+    assert units.instructions_ns(7, 28) == 250
+    for bad in (0, -40, 0.999, 10000.5, float("inf"), float("nan"), True, "40"):
+        with pytest.raises(ValueError):
+            units.icount_option(bad)
+
+
+@pytest.mark.parametrize("mips", [1, 28, 33.3, 40, 75, 100, 600, 10000])
+def test_any_speed_from_1_to_10000_mips_is_a_machine(tmp_path, mips):
+    m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", f"nodes = 2\ncpu_mips = {mips}")))
+    assert m.cluster.node_cpu_mips(1) == mips
+    assert m.cluster.node_granularity_ns(1) == -(-units.icount_ns_mult(mips) // 2**32)
 
 
 def test_fabric_config_lists_nodes_and_topology(tmp_path):
@@ -141,14 +166,24 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
     from pathlib import Path
 
     from retrolink.run.node_command import Artifacts, NodeFiles, node_argv
-    m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips_per_node = [250, 62.5]")))
     art = Artifacts(qemu=Path("qemu"), kernel=Path("k"), initrd=Path("i"), fabric=Path("f"))
     files = NodeFiles(console_log=tmp_path / "c", output=tmp_path / "o", command=None)
 
-    def icount(node):
+    def icount(m, node):
         argv = node_argv(m, node, art, files, tmp_path / "s")
         return argv[argv.index("-icount") + 1]
-    assert [icount(0), icount(1)] == ["shift=2,sleep=off", "shift=4,sleep=off"]
+
+    def granularities(m):
+        text = fabric_config_text(m, tmp_path / "s", tmp_path / "st.json", None)
+        return [int(g) for g in re.findall(r"^node \d+ name=node\d+ granularity_ns=(\d+)$",
+                                           text, re.M)]
+    m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips_per_node = [250, 62.5]")))
+    assert [icount(m, 0), icount(m, 1)] == ["shift=2,sleep=off", "shift=4,sleep=off"]
+    assert granularities(m) == [4, 16]
+    # any speed: mips=X, and the fabric is told the longest instruction (ceil of its ns)
+    m = load_machine(write(tmp_path, GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips_per_node = [28, 40]")))
+    assert [icount(m, 0), icount(m, 1)] == ["mips=28.0,sleep=off", "mips=40.0,sleep=off"]
+    assert granularities(m) == [36, 25]
 
 
 # ---- hostile input: each reached a traceback or a wrong place before ----------------
@@ -207,5 +242,8 @@ def test_a_bad_set_on_the_command_line_is_an_error_not_a_traceback():
     assert "Traceback" not in r.stderr
     r = run_retrolink("run", "plain", "--set", "a b=1", "--", "true")
     assert r.returncode == 2 and "is not a field name" in r.stderr and "Traceback" not in r.stderr
+    r = run_retrolink("run", "plain", "--set", "cluster.cpu_mips=20000", "--", "true")
+    assert r.returncode == 2 and "cluster.cpu_mips: 20000 MIPS is outside 1 to 10000 MIPS" in r.stderr, r.stderr
+    assert "booting" not in r.stderr and "Traceback" not in r.stderr
     r = run_retrolink("run", "plain", "--qemu-trace", "x,file=/tmp/elsewhere", "--", "true")
     assert r.returncode == 2 and "--qemu-trace 'x,file=/tmp/elsewhere'" in r.stderr, r.stderr

@@ -31,7 +31,9 @@ class ClusterSettings(Strict):
     description: str = ""
     nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
     memory_mib: int = Field(default=256)
-    cpu_mips: float = Field(default=125.0, description="guest CPU speed -> icount shift")
+    # guest CPU speed, any number of MIPS within units.MIN_CPU_MIPS..MAX_CPU_MIPS
+    # (QEMU's -icount: units.icount_option)
+    cpu_mips: float = Field(default=125.0, description="guest CPU speed in MIPS")
     # optional: one speed per node (nodes may differ; the fabric handles each one's
     # granularity); overrides cpu_mips
     cpu_mips_per_node: Optional[list[float]] = None
@@ -50,15 +52,12 @@ class ClusterSettings(Strict):
     @field_validator("cpu_mips")
     @classmethod
     def _mips(cls, v):
-        units.icount_shift(v)
-        return v
+        return units.check_cpu_mips(v)
 
     @field_validator("cpu_mips_per_node")
     @classmethod
     def _mips_each(cls, v):
-        for m in v or []:
-            units.icount_shift(m)
-        return v
+        return None if v is None else [units.check_cpu_mips(m) for m in v]
 
     @model_validator(mode="after")
     def _one_speed_per_node(self):
@@ -67,15 +66,16 @@ class ClusterSettings(Strict):
                              f"entries for {self.nodes} nodes: give one per node")
         return self
 
-    @property
-    def icount_shift(self) -> int:
-        return units.icount_shift(self.cpu_mips)
-
     def node_cpu_mips(self, node: int) -> float:
         return self.cpu_mips_per_node[node] if self.cpu_mips_per_node else self.cpu_mips
 
-    def node_icount_shift(self, node: int) -> int:
-        return units.icount_shift(self.node_cpu_mips(node))
+    def node_icount_option(self, node: int) -> str:
+        """The node's -icount speed: shift=N or mips=X (units.icount_option)."""
+        return units.icount_option(self.node_cpu_mips(node))
+
+    def node_granularity_ns(self, node: int) -> int:
+        """How late the node's timers may fire, plus one (units.granularity_ns)."""
+        return units.granularity_ns(self.node_cpu_mips(node))
 
 
 # ---- the graph ------------------------------------------------------------------------

@@ -48,14 +48,54 @@ def parse_mib(value) -> int:
     return mib
 
 
-def icount_shift(mips: float) -> int:
-    """QEMU runs one guest instruction per 2^shift ns of virtual time, so a CPU of
-    1000/2^shift MIPS: 1000 -> 0, 500 -> 1, 250 -> 2, 125 -> 3, 62.5 -> 4, ..."""
-    if not math.isfinite(mips) or mips <= 0:
-        raise ValueError(f"cpu_mips={mips!r} must be a positive, finite number of MIPS")
-    shift = math.log2(1000.0 / mips)
-    if shift < 0 or abs(shift - round(shift)) > 1e-9 or round(shift) > 10:
-        options = ", ".join(f"{1000 / 2 ** s:g} (shift {s})" for s in range(0, 8))
-        raise ValueError(f"cpu_mips={mips:g} is not 1000/2^N MIPS, which is what QEMU's icount "
-                         f"can model; choose one of {options}")
-    return int(round(shift))
+# Guest CPU speed (cluster.cpu_mips). QEMU's -icount takes 0.9765625 to 1000000 MIPS
+# (qemu/patches/0004-icount-mips-*); a period machine ran at 1 to a few hundred, and
+# above 10000 MIPS an instruction is under 0.1 ns, far finer than any modeled latency.
+MIN_CPU_MIPS = 1.0
+MAX_CPU_MIPS = 10000.0
+_MAX_SHIFT = 9                 # 1000/2^9 = 1.953125 MIPS, the slowest shift within the limits
+
+
+def check_cpu_mips(mips) -> float:
+    """A guest CPU speed in MIPS: any finite number from MIN_CPU_MIPS to MAX_CPU_MIPS."""
+    if isinstance(mips, bool) or not isinstance(mips, (int, float)) or not math.isfinite(mips):
+        raise ValueError(f"{mips!r} is not a finite number of MIPS")
+    if not MIN_CPU_MIPS <= mips <= MAX_CPU_MIPS:
+        raise ValueError(f"{mips:g} MIPS is outside {MIN_CPU_MIPS:g} to {MAX_CPU_MIPS:g} MIPS, "
+                         "the guest speeds retrolink runs")
+    return float(mips)
+
+
+def icount_shift(mips: float) -> int | None:
+    """N when the speed is exactly 1000/2^N MIPS (one instruction every 2^N ns: 1000 -> 0,
+    500 -> 1, 250 -> 2, 125 -> 3, 62.5 -> 4, ...), else None."""
+    mips = check_cpu_mips(mips)
+    return next((n for n in range(_MAX_SHIFT + 1) if mips == 1000.0 / 2 ** n), None)
+
+
+def icount_ns_mult(mips: float) -> int:
+    """The ns per instruction in 32.32 fixed point, as QEMU's -icount mips=X computes it:
+    floor(1000 * 2^32 / X + 1/2), in IEEE double precision like QEMU (the same value on
+    every host; 2^(32+N) for 1000/2^N MIPS)."""
+    return int(1000.0 * 4294967296.0 / check_cpu_mips(mips) + 0.5)
+
+
+def instructions_ns(n: int, mips: float) -> int:
+    """The virtual time of a node's first n instructions: floor(n * m / 2^32) ns, m being
+    icount_ns_mult(mips) (n << N exactly with a shift). k instructions that start
+    anywhere take floor or ceil of k * m / 2^32 ns."""
+    return n * icount_ns_mult(mips) >> 32
+
+
+def granularity_ns(mips: float) -> int:
+    """The most time one instruction takes, ceil(m / 2^32) ns: a timer fires at the first
+    instruction boundary at or after its deadline, so up to granularity_ns - 1 ns late."""
+    return (icount_ns_mult(mips) + (1 << 32) - 1) >> 32
+
+
+def icount_option(mips: float) -> str:
+    """QEMU's -icount speed option: shift=N at exactly 1000/2^N MIPS (as before any other
+    speed was possible; the same clock as mips=), else mips=X, X written so that QEMU
+    reads back the very same double."""
+    shift = icount_shift(mips)
+    return f"shift={shift}" if shift is not None else f"mips={float(mips)!r}"

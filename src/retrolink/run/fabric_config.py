@@ -12,9 +12,10 @@ def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path 
     lines = ["# written by retrolink from the machine file", f"socket {socket}",
              f"nodes {machine.total_nodes()}"]
     for n in range(machine.cluster.nodes):
-        # the node's instruction time: `retrolink-fabric --check` compares it with the
-        # topology's least latency before anything boots
-        lines.append(f"node {n} name=node{n} granularity_ns={2 ** machine.cluster.node_icount_shift(n)}")
+        # the node's longest instruction time (its timers fire up to this - 1 ns late):
+        # `retrolink-fabric --check` compares it with the topology's least latency before
+        # anything boots
+        lines.append(f"node {n} name=node{n} granularity_ns={machine.cluster.node_granularity_ns(n)}")
     # every network, in the file's order: its id is its index (Machine.network_index),
     # its stations the VM nodes with its board, then its synthetic nodes
     synthetic_id = machine.cluster.nodes

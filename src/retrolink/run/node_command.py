@@ -40,7 +40,7 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     c = machine.cluster
     append = f"console=ttyS0 panic=-1 loglevel=4 tsc=reliable {c.kernel_cmdline}".strip()
     argv = [str(art.qemu), "-M", "q35", "-accel", "tcg", "-smp", "1", "-m", str(c.memory_mib),
-            "-icount", f"shift={c.node_icount_shift(node)},sleep=off",
+            "-icount", f"{c.node_icount_option(node)},sleep=off",
             "-rtc", f"clock=vm,base={RTC_BASE}",
             "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
     for d in FIRMWARE_DIRS:

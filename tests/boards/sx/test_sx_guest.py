@@ -89,6 +89,37 @@ def test_many_to_one_nothing_lost():
     assert "[node2] RESULT send_throughput_MBps" in r.stdout
 
 
+def test_nodes_at_period_speeds_stop_within_a_ceil_instruction_of_each_grant():
+    """Nodes of 75, 40 and 28 MIPS (13.33, 25 and 35.71 ns an instruction, -icount
+    mips=X): two stream to the third, all in lock-step. Each sync point (the link port's
+    timer at its grant) is at the first instruction boundary at or after the grant, so
+    0 to ceil(ns per instruction) - 1 ns after it: the granularity each node gave the
+    fabric (fabric.conf). The run reaches that bound: at 28 MIPS a sync 35 ns late, which
+    a granularity of floor(35.71) = 35 would have had the fabric refuse. Booting takes
+    longer in virtual time at these speeds (~150 s at 40 MIPS): every node waits for an
+    uptime that all of them reach before the messages start."""
+    wait = 'until [ "$(cut -d. -f1 /proc/uptime)" -ge {} ]; do sleep 1; done'
+    r = run_retrolink("run", "sure-sx", "--set", "cluster.cpu_mips_per_node=[75, 40, 28]",
+                      "--qemu-trace", "retrolink_link_*", "--timeout", "600", "--", "sh", "-c",
+                      by_role(n0=wait.format(230) + "; sx_bench fanin --count 60 && echo all-received",
+                              n1=wait.format(235) + "; sx_bench stream --dst 0 --size 512 --count 30",
+                              n2=wait.format(235) + "; sx_bench stream --dst 0 --size 512 --count 30"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[node0] all-received" in r.stdout
+    run_dir = Path(re.search(r"logs: (\S+)\)", r.stderr).group(1))
+    conf = (run_dir / "fabric.conf").read_text()
+    for node, granularity in ((0, 14), (1, 25), (2, 36)):
+        assert f"node {node} name=node{node} granularity_ns={granularity}\n" in conf
+        late, grant = [], None
+        for line in (run_dir / f"node{node}-trace.txt").read_text().splitlines():
+            if m := re.search(r"retrolink_link_grant node \d+: may run to (\d+)", line):
+                grant = int(m.group(1))
+            elif (m := re.search(r"retrolink_link_sync node \d+: sync at (\d+)", line)) and grant:
+                late.append(int(m.group(1)) - grant)
+        assert len(late) > 10000 and min(late) == 0 and max(late) == granularity - 1, \
+            (node, len(late), min(late), max(late))
+
+
 def test_boards_on_a_fibre_channel_switch():
     """The same boards and driver over the fabric's switch topology (machines/sx-switch):
     two senders share the switch's output to node 0; everything arrives, through the
