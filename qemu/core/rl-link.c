@@ -35,6 +35,8 @@
  * the fabric on the socket and sleeps, so that nothing spins without bound.
  */
 #define RL_SPIN_NS              20000
+/* a window shorter than this is not split by a half-way publication */
+#define RL_PROGRESS_MIN_NS      1000
 #define RL_YIELD_NS             500000
 
 typedef struct RlLink RlLink;
@@ -59,6 +61,7 @@ struct RlLink {
     RlPort *ports[RL_MAX_NETWORKS];
     uint32_t nports;
     QEMUTimer *sync_timer;
+    QEMUTimer *progress_timer;   /* half-way to the grant: publish, do not wait */
     uint64_t grant;          /* may run up to here */
     uint64_t promised;       /* last promise sent: no frame may be ready before it */
     uint64_t violations;
@@ -94,6 +97,9 @@ static void rl_link_lost(RlLink *l, const char *why)
     l->up = false;
     if (l->sync_timer) {
         timer_del(l->sync_timer);
+    }
+    if (l->progress_timer) {
+        timer_del(l->progress_timer);
     }
     uint64_t now = rl_now();
     for (uint32_t i = 0; i < l->nports; i++) {
@@ -217,6 +223,8 @@ static bool rl_dispatch(RlLink *l, size_t n)
 
 static void rl_arm(RlLink *l)
 {
+    uint64_t now = rl_now();
+
     /*
      * The timer fires at the first instruction boundary at or after the grant;
      * the fabric knows our granularity and leaves room for it.
@@ -226,7 +234,18 @@ static void rl_arm(RlLink *l)
     } else {
         timer_mod_ns(l->sync_timer, l->grant);
     }
-    l->armed_at = rl_now();
+    l->armed_at = now;
+    /*
+     * Publish half-way too, without waiting: a peer granted up to our last
+     * publication plus the lookahead can then run while we do, instead of the
+     * two taking turns. It is an external timer, which the idle warp ignores:
+     * an idle guest's clock still jumps straight to its next event.
+     */
+    if (l->progress_timer && l->grant < INT64_MAX && l->grant - now >= RL_PROGRESS_MIN_NS) {
+        timer_mod_ns(l->progress_timer, now + (l->grant - now) / 2);
+    } else if (l->progress_timer) {
+        timer_del(l->progress_timer);
+    }
 }
 
 static void rl_bye(RlLink *l)
@@ -317,6 +336,48 @@ static void rl_lockstep_sync_point(RlLink *l, uint64_t now, uint64_t promise)
 }
 
 /*
+ * The promise now: the guest may next act now if it runs, at its next timer if it
+ * is halted (*guest). Our own half-way timer is no guest event: it goes first.
+ */
+static uint64_t rl_node_promise(RlLink *l, uint64_t now, uint64_t *guest)
+{
+    if (l->progress_timer) {
+        timer_del(l->progress_timer);
+    }
+    *guest = now;
+    if (first_cpu && cpu_thread_is_idle(first_cpu)) {
+        int64_t d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL, QEMU_TIMER_ATTR_ALL);
+        *guest = d < 0 ? RL_TIME_NEVER : now + d;
+    }
+    return rl_promise(l, now, *guest);
+}
+
+/*
+ * Half-way to the grant: publish where we are, take a longer grant if the
+ * reading gives one, never wait (the sync timer at the grant does).
+ */
+static void rl_progress_cb(void *opaque)
+{
+    RlLink *l = opaque;
+    uint64_t now = rl_now(), guest, grant;
+
+    if (!l->up || now >= l->grant || qemu_shutdown_requested_get() || l->stopping) {
+        return;
+    }
+    uint64_t promise = rl_node_promise(l, now, &guest);
+    l->promised = promise;
+    rl_lockstep_sync_point(l, now, promise);
+    /* one half-way publication per window: each costs the vCPU an exit */
+    if (rl_lockstep_grant(l->ls, l->msgs_in, l->granularity, &grant) == RL_LS_OK &&
+        grant > l->grant) {
+        l->grant = grant;
+        trace_retrolink_link_grant(l->node, l->grant);
+        rl_lockstep_set_grant(l->ls, l->grant);
+        timer_mod_ns(l->sync_timer, l->grant);
+    }
+}
+
+/*
  * The sync point: publish, and take a grant from the lock-step file if the rule
  * gives one soon; else report on the socket and wait for the fabric's GRANT.
  */
@@ -338,12 +399,8 @@ static void rl_sync_cb(void *opaque)
                      PRIu64 " (timer armed at %" PRIu64 ", cpu idle now: %d)", l->node,
                      now, l->grant, l->armed_at, first_cpu && cpu_thread_is_idle(first_cpu));
     }
-    uint64_t guest = now;
-    if (first_cpu && cpu_thread_is_idle(first_cpu)) {
-        int64_t d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL, QEMU_TIMER_ATTR_ALL);
-        guest = d < 0 ? RL_TIME_NEVER : now + d;
-    }
-    struct rl_sync s = { .promise_ns = rl_promise(l, now, guest) };
+    uint64_t guest;
+    struct rl_sync s = { .promise_ns = rl_node_promise(l, now, &guest) };
     rl_msg_hdr_init(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
     l->promised = s.promise_ns;
     trace_retrolink_link_sync(l->node, now, guest, s.promise_ns);
@@ -450,6 +507,9 @@ static void rl_link_free(RlLink *l)
     if (l->sync_timer) {
         timer_free(l->sync_timer);
     }
+    if (l->progress_timer) {
+        timer_free(l->progress_timer);
+    }
     close(l->fd);
     rl_lockstep_close(l->ls);
     g_free(l->socket_path);
@@ -551,6 +611,10 @@ static void rl_machine_done(Notifier *n, void *data)
         exit(1);
     }
     l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
+    if (l->ls) {
+        l->progress_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                           QEMU_TIMER_ATTR_EXTERNAL, rl_progress_cb, l);
+    }
     rl_arm(l);
     for (uint32_t i = 0; i < l->nports; i++) {
         l->ports[i]->ops->welcome(l->ports[i]->opaque, l->nodes);
