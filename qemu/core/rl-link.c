@@ -611,7 +611,7 @@ static void rl_machine_done(Notifier *n, void *data)
         exit(1);
     }
     l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
-    if (l->ls) {
+    if (l->ls && !rl_lockstep_crowded(l->ls)) {
         l->progress_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,
                                            QEMU_TIMER_ATTR_EXTERNAL, rl_progress_cb, l);
     }
