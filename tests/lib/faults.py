@@ -71,6 +71,12 @@ class BackgroundRun:
     def signal_node(self, node: int, sig: int) -> None:
         os.kill(self._pid(f"node{node}-console.log"), sig)
 
+    def node_cpu_seconds(self, node: int) -> float:
+        """CPU time (user + system) node's QEMU has used so far."""
+        fields = (Path("/proc") / str(self._pid(f"node{node}-console.log")) / "stat").read_text()
+        utime, stime = fields.rsplit(")", 1)[1].split()[11:13]
+        return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+
     def signal_fabric(self, sig: int) -> None:
         os.kill(self._pid("fabric.conf"), sig)
 

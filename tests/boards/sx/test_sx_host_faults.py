@@ -57,6 +57,12 @@ def test_a_stopped_node_is_named_as_the_one_the_cluster_waits_for(tmp_path):
     run = start(tmp_path, "cluster.stall_timeout_s=20")
     stopped_at = time.monotonic()
     run.signal_node(1, signal.SIGSTOP)
+    # node 0 soon waits for node 1, and must sleep, not spin: a node at its grant looks
+    # in the lock-step file for at most 0.5 ms, then sleeps on the socket (fabric.md)
+    time.sleep(3)
+    before = run.node_cpu_seconds(0)
+    time.sleep(5)
+    assert run.node_cpu_seconds(0) - before < 1.0, "node 0 spins while it waits for node 1"
     r = run.finish(timeout=300)
     assert time.monotonic() - stopped_at < 120, "the run did not end at the stall timeout"
     assert r.returncode == 1
