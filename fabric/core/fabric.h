@@ -256,7 +256,10 @@ struct network *event_network(struct fabric *f, const struct event *ev);
 /* sync.c */
 /* The earliest ready time node n may give a frame: its promise, or a reaction
  * to a frame already delivered to it. */
-uint64_t node_send_floor(const struct node *n);
+bool node_counts(const struct node *n);         /* alive VM, or synthetic with frames left */
+uint64_t node_arrival_floor(const struct node *n); /* earliest delivered arrival + R */
+uint64_t node_send_floor(const struct node *n);  /* min(promise, arrival floor) */
+uint64_t node_floor(const struct node *n);       /* E before relaxation (NEVER: gone) */
 void sync_compute(struct fabric *f, uint64_t *earliest_send, uint64_t *grant_for);
 
 /* lockstep.c: the lock-step file (include/retrolink/lockstep.h) */

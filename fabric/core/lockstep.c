@@ -52,7 +52,8 @@ void lockstep_start(struct fabric *f)
         struct node *n = &f->nodes[k];
         s->reaction[k] = n->kind == NODE_VM ? n->reaction : NEVER;
         s->vm_nodes += n->kind == NODE_VM;
-        n->lockstep = rl_ls_load(&f->ls->node[k].active) != 0;
+        /* only a VM node's QEMU may publish (anyone can write "active" in a slot) */
+        n->lockstep = n->kind == NODE_VM && rl_ls_load(&f->ls->node[k].active) != 0;
     }
 }
 
@@ -90,16 +91,9 @@ void lockstep_publish(struct fabric *f)
     rl_ls_write_begin(&b->seq);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
-        bool counts = n->kind == NODE_SYNTHETIC ? n->syn_left > 0 : n->alive;
-        uint64_t floor = NEVER;
-        if (counts && n->kind == NODE_SYNTHETIC) {
-            floor = n->syn_next;
-        } else if (counts && n->lockstep) {
-            floor = sat_add(pa_min(&n->arrivals), n->reaction);
-        } else if (counts) {
-            floor = node_send_floor(n);
-        }
-        rl_ls_store(&b->floor[k], floor);
+        /* a publishing node's promise is in its slot: give only what we add to it */
+        bool own_promise = n->lockstep && node_counts(n);
+        rl_ls_store(&b->floor[k], own_promise ? node_arrival_floor(n) : node_floor(n));
         rl_ls_store(&b->alive[k], (uint8_t)(n->kind == NODE_VM && n->alive));
         rl_ls_store(&b->consumed[k], n->frames_in);
         rl_ls_store(&b->sent[k], n->msgs_out);

@@ -23,14 +23,27 @@
 
 #include "fabric.h"
 
-uint64_t node_send_floor(const struct node *n)
+uint64_t node_arrival_floor(const struct node *n)
 {
-    return min64(n->promise, sat_add(pa_min(&n->arrivals), n->reaction));
+    return sat_add(pa_min(&n->arrivals), n->reaction);
 }
 
-static bool counts(const struct node *n)
+uint64_t node_send_floor(const struct node *n)
+{
+    return min64(n->promise, node_arrival_floor(n));
+}
+
+bool node_counts(const struct node *n)
 {
     return n->kind == NODE_SYNTHETIC ? n->syn_left > 0 : n->alive;
+}
+
+uint64_t node_floor(const struct node *n)
+{
+    if (!node_counts(n)) {
+        return NEVER;
+    }
+    return n->kind == NODE_SYNTHETIC ? n->syn_next : node_send_floor(n);
 }
 
 void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
@@ -38,14 +51,8 @@ void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
     topology_earliest_caused_arrivals(f, f->caused);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
-        f->relaxed[k] = n->kind == NODE_VM && counts(n);
-        if (!counts(n)) {
-            e[k] = NEVER;
-        } else if (n->kind == NODE_SYNTHETIC) {
-            e[k] = n->syn_next;
-        } else {
-            e[k] = node_send_floor(n);
-        }
+        f->relaxed[k] = n->kind == NODE_VM && node_counts(n);
+        e[k] = node_floor(n);
     }
     /* the nodes compute their own grants with the same function (lockstep.h) */
     rl_ls_grants(&f->ls->s, f->relaxed, f->caused, e, a);

@@ -221,10 +221,9 @@ static bool rl_dispatch(RlLink *l, size_t n)
     }
 }
 
-static void rl_arm(RlLink *l)
+/* Stop the clock at the grant. */
+static void rl_arm_sync(RlLink *l)
 {
-    uint64_t now = rl_now();
-
     /*
      * The timer fires at the first instruction boundary at or after the grant;
      * the fabric knows our granularity and leaves room for it.
@@ -234,7 +233,15 @@ static void rl_arm(RlLink *l)
     } else {
         timer_mod_ns(l->sync_timer, l->grant);
     }
-    l->armed_at = now;
+    l->armed_at = rl_now();
+}
+
+/* Stop the clock at the grant, and publish half-way there. */
+static void rl_arm(RlLink *l)
+{
+    uint64_t now = rl_now();
+
+    rl_arm_sync(l);
     /*
      * Publish half-way too, without waiting: a peer granted up to our last
      * publication plus the lookahead can then run while we do, instead of the
@@ -277,14 +284,20 @@ static uint64_t rl_promise(RlLink *l, uint64_t now, uint64_t guest)
 
 static bool rl_wait_for_grant(RlLink *l, uint64_t now);
 
-/* The grant came (from the file or the socket): publish it, run to it. */
-static void rl_granted(RlLink *l, uint64_t grant)
+/* A grant came (from the file or the socket): take it and publish it. */
+static void rl_take_grant(RlLink *l, uint64_t grant)
 {
     l->grant = MAX(l->grant, grant);
     trace_retrolink_link_grant(l->node, l->grant);
     if (l->ls) {
         rl_lockstep_set_grant(l->ls, l->grant);
     }
+}
+
+/* At a sync point: take the grant and run to it, publishing half-way. */
+static void rl_granted(RlLink *l, uint64_t grant)
+{
+    rl_take_grant(l, grant);
     rl_arm(l);
 }
 
@@ -370,10 +383,8 @@ static void rl_progress_cb(void *opaque)
     /* one half-way publication per window: each costs the vCPU an exit */
     if (rl_lockstep_grant(l->ls, l->msgs_in, l->granularity, &grant) == RL_LS_OK &&
         grant > l->grant) {
-        l->grant = grant;
-        trace_retrolink_link_grant(l->node, l->grant);
-        rl_lockstep_set_grant(l->ls, l->grant);
-        timer_mod_ns(l->sync_timer, l->grant);
+        rl_take_grant(l, grant);
+        rl_arm_sync(l);
     }
 }
 

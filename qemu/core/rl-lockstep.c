@@ -14,7 +14,7 @@ struct RlLockstep {
     struct rl_lockstep *map;
     uint32_t node;
     struct rl_ls_node *slot;     /* ours */
-    bool crowded;
+    int crowded;                 /* -1: not known yet */
     /* one reading, and the fixed point's work arrays */
     uint64_t e[RL_MAX_NODES], a[RL_MAX_NODES], F[RL_MAX_NETWORKS];
     uint64_t floor[RL_MAX_NODES], consumed[RL_MAX_NODES];
@@ -67,6 +67,7 @@ RlLockstep *rl_lockstep_open(const char *socket_path, uint32_t node)
     ls->map = map;
     ls->node = node;
     ls->slot = &map->node[node];
+    ls->crowded = -1;
     rl_ls_store(&ls->slot->active, 1);     /* before HELLO: the fabric reads it at start */
     return ls;
 }
@@ -81,9 +82,12 @@ void rl_lockstep_close(RlLockstep *ls)
 
 bool rl_lockstep_crowded(RlLockstep *ls)
 {
-    /* the static part is written before WELCOME, which comes before any sync point */
-    if (!ls->crowded && ls->map->s.vm_nodes > (uint32_t)rl_cores()) {
-        ls->crowded = true;
+    /*
+     * Once, at the first call (machine-init-done, after WELCOME, so the static
+     * part is written): not a system call at every sync point.
+     */
+    if (ls->crowded < 0) {
+        ls->crowded = ls->map->s.vm_nodes > (uint32_t)rl_cores();
     }
     return ls->crowded;
 }

@@ -41,7 +41,8 @@ enum { RL_LS_OK, RL_LS_UNREAD, RL_LS_NOT_YET };
 int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
                       uint64_t *grant);
 
-/* More QEMUs than cores: waiting must yield the core, never spin. */
+/* More QEMUs than cores: waiting must yield the core, never spin. Known from the
+ * first call on, which must come after WELCOME (the static part is written then). */
 bool rl_lockstep_crowded(RlLockstep *ls);
 
 #endif /* RL_LOCKSTEP_NODE_H */

@@ -13,7 +13,6 @@ virtual second come from the nodes' lock-step slots, read when each mark appears
 --transport socket runs the nodes the old way, every grant a round trip to the fabric
 (RETROLINK_LOCKSTEP=socket), to measure what the shared-memory lock-step saves.
 """
-import os
 import statistics
 
 from retrolink.model.machine import load_machine
@@ -42,8 +41,8 @@ def _stretch_wall(marks: dict, nodes: int, name: str) -> float:
 
 def _syncs_per_virtual_s(mark_slots: dict, nodes: int, first: str, last: str) -> float | None:
     """Sync points per node per virtual second between two marks, from each node's slot
-    read when its own mark appeared (None without a lock-step file: socket transport
-    still counts them in the slots, so None only when the file could not be read)."""
+    read when its own mark appeared. None when the slots show no progress: no file, or
+    nodes that do not publish (--transport socket)."""
     rates = []
     for n in range(nodes):
         a, b = mark_slots.get((n, first)), mark_slots.get((n, last))
@@ -54,19 +53,10 @@ def _syncs_per_virtual_s(mark_slots: dict, nodes: int, first: str, last: str) ->
     return statistics.mean(rates)
 
 
-def _boot(machine, art, script: str, what: str, env_transport: str | None):
+def _boot(machine, art, script: str, what: str, node_env: dict | None = None):
     say(f"  {what}")
-    old = os.environ.get("RETROLINK_LOCKSTEP")
-    if env_transport:
-        os.environ["RETROLINK_LOCKSTEP"] = env_transport
-    try:
-        result = run_cluster(machine, art, {n: script for n in range(machine.cluster.nodes)},
-                             "bench-fabric")
-    finally:
-        if old is None:
-            os.environ.pop("RETROLINK_LOCKSTEP", None)
-        else:
-            os.environ["RETROLINK_LOCKSTEP"] = old
+    result = run_cluster(machine, art, {n: script for n in range(machine.cluster.nodes)},
+                         "bench-fabric", node_env=node_env)
     if not result.ok:
         raise StepFailed(f"fabric benchmark '{what}' failed: " + "; ".join(result.problems)
                          + f" (logs: {result.run_dir})")
@@ -77,12 +67,12 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
     synced = load_machine(args.machine, {**overrides, "cluster.nodes": nodes})
     free = load_machine("plain", {"cluster.nodes": nodes})
     rounds = args.rounds
-    transport = "socket" if args.transport == "socket" else None
+    node_env = {"RETROLINK_LOCKSTEP": "socket"} if args.transport == "socket" else None
     s = _boot(synced, art, _script(IDLE_S, rounds, BUSY_S),
               f"{nodes} nodes, synchronised: idle {IDLE_S} s, then {rounds} x busy {BUSY_S} s",
-              transport)
+              node_env)
     f = _boot(free, art, _script(0, rounds, BUSY_S),
-              f"{nodes} nodes, free-running (no fabric): {rounds} x busy {BUSY_S} s", None)
+              f"{nodes} nodes, free-running (no fabric): {rounds} x busy {BUSY_S} s")
     busy = [_stretch_wall(s.marks, nodes, f"busy{r}") / BUSY_S for r in range(1, rounds + 1)]
     unsync = [_stretch_wall(f.marks, nodes, f"busy{r}") / BUSY_S for r in range(1, rounds + 1)]
     ratios = [u / b for u, b in zip(unsync, busy)]
@@ -98,7 +88,8 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
 
 
 def _fmt(x: float | None, spec: str) -> str:
-    return "-" if x is None else format(x, spec)
+    """x in spec ("19.0f"), or "-" in the same width when there is no figure."""
+    return format(x, spec) if x is not None else "-".rjust(int(spec.split(".")[0]))
 
 
 def table(name: str, transport: str, points: list[dict]) -> str:

@@ -122,8 +122,11 @@ class Cluster:
     """One cluster run: start the fabric and the nodes, wait, collect."""
 
     def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False,
-                 qemu_trace: str | None = None):
+                 qemu_trace: str | None = None, node_env: dict | None = None):
+        """node_env: variables added to each QEMU's environment (bench fabric's
+        RETROLINK_LOCKSTEP=socket)."""
         self.machine, self.art, self.dir = machine, art, run_dir
+        self.node_env = node_env or {}
         self.trace = trace
         self.qemu_trace = qemu_trace
         self.fabric: subprocess.Popen | None = None
@@ -135,7 +138,6 @@ class Cluster:
         self.stats_path = run_dir / "fabric-stats.json"
         self.status_path = run_dir / "fabric-status.json"
         self.fabric_log = run_dir / "fabric.log"
-        self.mark_slots: dict = {}
 
     def _socket_path(self, name: str) -> Path:
         """A socket's path, linked from the run directory when it lives elsewhere."""
@@ -191,6 +193,7 @@ class Cluster:
             (self.dir / f"node{n}-qemu.cmdline").write_text(shlex.join(argv) + "\n")
             with open(self.dir / f"node{n}-qemu.log", "w") as qlog:
                 self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
+                                                   env={**os.environ, **self.node_env},
                                                    stderr=subprocess.STDOUT,
                                                    preexec_fn=_die_with_parent))
 
@@ -202,6 +205,7 @@ class Cluster:
         deadline = start + boot_timeout_s
         all_booted = False
         marks: dict = {}
+        mark_slots: dict = {}
         fabric_died_at = None
         stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
         ended_by = "timeout"
@@ -209,7 +213,7 @@ class Cluster:
             now = time.monotonic()
             if now > deadline:
                 break
-            self._read_outputs(marks, start)
+            self._read_outputs(marks, mark_slots, start)
             if not all_booted and all(o.booted for o in self.outputs):
                 all_booted, deadline = True, now + timeout_s
             # status 0 is the fabric's normal end, after the last node's BYE, which can come
@@ -229,7 +233,7 @@ class Cluster:
         still_running = {n: process_state(p.pid) for n, p in enumerate(self.nodes)
                          if p.poll() is None}
         self.stop()
-        self._read_outputs(marks, start, final=True)
+        self._read_outputs(marks, mark_slots, start, final=True)
         waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
         limit = (f"timed out after {timeout_s:.0f} s (wall clock)" if all_booted else
                  f"timed out after {boot_timeout_s:.0f} s of booting (wall clock; "
@@ -237,7 +241,7 @@ class Cluster:
         results = [self._node_result(n, still_running, ended_by, waited_for, limit)
                    for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
-                        marks=marks, mark_slots=self.mark_slots)
+                        marks=marks, mark_slots=mark_slots)
         if self.fabric:
             run.fabric_problem = fabric_failure(self.fabric.returncode, fabric_died_at is not None,
                                                 self.fabric_log, self.stats_path)
@@ -282,15 +286,18 @@ class Cluster:
                                   + " | ".join(complaints) + f" (kernel log: {kernel_log})")
         return r
 
-    def _read_outputs(self, marks: dict, start: float, final: bool = False) -> None:
+    def _read_outputs(self, marks: dict, mark_slots: dict, start: float,
+                      final: bool = False) -> None:
         """Read what the nodes added to their output; note the host time at which each
-        'MARK <name>' line first appears (benchmarks of the emulator itself use it)."""
+        'MARK <name>' line first appears, and every node's lock-step slot then
+        (benchmarks of the emulator itself use them)."""
         for n, out in enumerate(self.outputs):
             for line in out.poll(final):
-                if line.startswith("MARK ") and (n, line[5:].strip()) not in marks:
-                    marks[(n, line[5:].strip())] = time.monotonic() - start
+                key = (n, line[5:].strip()) if line.startswith("MARK ") else None
+                if key and key not in marks:
+                    marks[key] = time.monotonic() - start
                     if self.fabric:
-                        self.mark_slots[(n, line[5:].strip())] = lockstep.read_slots(self.socket)
+                        mark_slots[key] = lockstep.read_slots(self.socket)
 
     def stop(self) -> None:
         """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""

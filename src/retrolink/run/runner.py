@@ -9,14 +9,16 @@ from retrolink.run.node_command import Artifacts
 
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
-                timeout_s=None, trace=False, announce=False, qemu_trace=None) -> RunResult:
+                timeout_s=None, trace=False, announce=False, qemu_trace=None,
+                node_env=None) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
     since they carry the interconnect), wait, stop everything, return the results."""
     run_dir = new_run_dir(run_name)
     c = machine.cluster
     if announce:
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
-    cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace)
+    cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace,
+                      node_env=node_env)
     try:
         cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
         return cluster.wait(timeout_s or c.run_timeout_s, c.boot_timeout_s)
