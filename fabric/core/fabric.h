@@ -265,7 +265,8 @@ void sync_compute(struct fabric *f, uint64_t *earliest_send, uint64_t *grant_for
 /* lockstep.c: the lock-step file (include/retrolink/lockstep.h) */
 void lockstep_create(struct fabric *f);              /* before listening */
 void lockstep_start(struct fabric *f);               /* the cluster starts */
-void lockstep_refresh(struct fabric *f, struct node *n); /* adopt its slot, if complete */
+/* adopt its slot, if complete; false (why filled) if the slot breaks the protocol */
+bool lockstep_refresh(struct fabric *f, struct node *n, char *why, size_t whylen);
 void lockstep_publish(struct fabric *f);             /* after every step */
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fabric.h"
+#include "proto.h"
 
 void lockstep_create(struct fabric *f)
 {
@@ -59,29 +60,42 @@ void lockstep_start(struct fabric *f)
 
 /*
  * What node n published, if the fabric has every FRAME it wrote before that:
- * its time, promise and grant then (each only moves forward).
+ * its time, promise and grant then. A publication a SYNC could not carry (a time
+ * going back, a promise before its time, a time beyond TIME_LIMIT) is refused as
+ * that SYNC would be: false, with why filled, and nothing adopted.
  */
-void lockstep_refresh(struct fabric *f, struct node *n)
+bool lockstep_refresh(struct fabric *f, struct node *n, char *why, size_t whylen)
 {
     if (!n->lockstep || !n->alive) {
-        return;
+        return true;
     }
     struct rl_ls_node *slot = &f->ls->node[n->id];
     uint64_t begun = rl_ls_read_begin(&slot->seq);
     uint64_t t = rl_ls_load(&slot->t), promise = rl_ls_load(&slot->promise);
     uint64_t frames = rl_ls_load(&slot->frames), grant = rl_ls_load(&slot->grant);
     uint64_t syncs = rl_ls_load(&slot->syncs);
-    if (!rl_ls_read_valid(&slot->seq, begun) || frames != n->frames_in || t < n->t) {
-        return;     /* being written, or a FRAME of before it is still in the socket */
+    if (!rl_ls_read_valid(&slot->seq, begun) || frames != n->frames_in) {
+        return true;    /* being written, or a FRAME of before it is still in the socket */
+    }
+    const char *bad = t < n->t ? "time went backwards"
+                      : t >= TIME_LIMIT ? "time beyond the fabric's limit of 2^63 ns"
+                      : promise < t ? "promise earlier than the node's own time"
+                      : promise >= TIME_LIMIT && promise != NEVER ? "promise beyond 2^63 ns"
+                      : NULL;
+    if (bad) {
+        snprintf(why, whylen, "lock-step slot: %s (time %llu, promise %llu)", bad,
+                 (unsigned long long)t, (unsigned long long)promise);
+        return false;
     }
     if (t > n->t || promise != n->promise) {
         n->t = t;
-        n->promise = max64(promise, t);
+        n->promise = promise;
         n->last_sync_wall = wall_now();
         n->moved = true;
     }
     n->grant = max64(n->grant, grant);
     n->sync_points = max64(n->sync_points, syncs);
+    return true;
 }
 
 void lockstep_publish(struct fabric *f)

@@ -223,7 +223,8 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
     if (!n->alive) {
         return;
     }
-    lockstep_refresh(f, n);
+    char ignored[1];
+    lockstep_refresh(f, n, ignored, sizeof(ignored));   /* leaving anyway */
     if (why) {
         fabric_log("node %u (%s): %s; disconnected", n->id, n->name, why);
     } else {
@@ -251,7 +252,8 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
         for (uint32_t s = 0; s < net->n; s++) {
             struct node *o = &f->nodes[net->station_node[s]];
             if (o->alive && o->kind == NODE_VM) {
-                lockstep_refresh(f, o);     /* the grant it runs to may be its own */
+                /* the grant it runs to may be its own (a bad slot: cut off later) */
+                lockstep_refresh(f, o, ignored, sizeof(ignored));
                 struct rl_link_status m = { .peer = n->id, .up = 0, .net = net->id };
                 rl_msg_hdr_init(&m.h, RL_MSG_LINK, sizeof(m), o->id, max64(at, o->grant));
                 send_msg(f, o, &m, sizeof(m));
@@ -264,6 +266,19 @@ static void protocol_error(struct fabric *f, struct node *n, const char *why)
 {
     send_error(f, n, why);
     node_gone(f, n, why);
+}
+
+/* Adopt what n published in the lock-step file; a slot that breaks the protocol cuts
+ * it off like a bad message. False if it was. */
+static bool refresh(struct fabric *f, struct node *n)
+{
+    char why[RL_ERROR_TEXT_LEN];
+
+    if (lockstep_refresh(f, n, why, sizeof(why))) {
+        return true;
+    }
+    protocol_error(f, n, why);
+    return false;
 }
 
 static void handle_frame(struct fabric *f, struct node *n, size_t len)
@@ -369,8 +384,8 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
         return;
     case RL_MSG_SYNC: {
         const struct rl_sync *s = (const void *)msgbuf;
-        lockstep_refresh(f, n);     /* it may have granted itself past our last GRANT */
-        if (!time_within_grant(f, n, "SYNC", h->time_ns)) {
+        /* it may have granted itself past our last GRANT */
+        if (!refresh(f, n) || !time_within_grant(f, n, "SYNC", h->time_ns)) {
             return;
         }
         if (s->promise_ns < h->time_ns) {
@@ -391,11 +406,10 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
     case RL_MSG_PROGRESS:
         /* it moved on through the lock-step file while another node waits on the
          * socket: adopt its slot (advance() follows) */
-        lockstep_refresh(f, n);
+        refresh(f, n);
         return;
     case RL_MSG_BYE:
-        lockstep_refresh(f, n);
-        if (!time_within_grant(f, n, "BYE", h->time_ns)) {
+        if (!refresh(f, n) || !time_within_grant(f, n, "BYE", h->time_ns)) {
             return;
         }
         n->t = h->time_ns;
@@ -469,7 +483,7 @@ static void advance(struct fabric *f)
 
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
-        lockstep_refresh(f, n);
+        refresh(f, n);
         if (n->moved) {
             arrivals_reached(f, n, n->t);
             n->moved = false;

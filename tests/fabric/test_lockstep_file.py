@@ -4,8 +4,10 @@ its slot instead of a SYNC, and PROGRESS. The nodes' own grant computation runs 
 (rl_ls_grants, the function the fabric itself uses); the guest tests cover it, and the
 multinet test compares it with the socket's grants."""
 import mmap
+import re
 import time
 
+import pytest
 from fakenode import FakeNode
 
 from retrolink import lockstep, wire
@@ -113,3 +115,30 @@ def test_progress_from_a_publishing_node_wakes_the_fabric_for_a_waiting_one(fabr
     assert b.wait_grant() == 100_000 + L
     stats = f.stop()
     assert "protocol" not in stats, stats
+
+
+@pytest.mark.parametrize("t,promise,why", [
+    (5000, 4000, "promise earlier than the node's own time"),
+    (2**63, NEVER, "time beyond the fabric's limit"),
+    (5000, 2**63, "promise beyond 2^63 ns"),
+])
+def test_a_slot_no_sync_could_carry_cuts_its_node_off(fabric, t, promise, why):
+    f, file, a, b = two_nodes(fabric, slot_for_a=True)
+    file.publish(0, t=t, promise=promise, grant=a.grant)
+    # the fabric reads it at its next step (b's SYNC): a is cut off as for a bad SYNC,
+    # nothing of it adopted, and b hears that its peer is down and runs on
+    with pytest.raises(ConnectionError, match="lock-step slot: " + re.escape(why)):
+        a.wait_grant()
+    b.report(0, NEVER)
+    assert b.wait_grant() == NEVER
+    assert [m["up"] for m in b.links] == [0]
+
+
+def test_a_slot_whose_time_goes_back_cuts_its_node_off(fabric):
+    f, file, a, b = two_nodes(fabric, slot_for_a=True)
+    file.publish(0, t=5000, promise=6000, grant=a.grant)
+    b.sync(0, NEVER)                  # adopted: a is at 5000
+    file.publish(0, t=4000, promise=6000, grant=a.grant)
+    b.report(b.grant, NEVER)
+    with pytest.raises(ConnectionError, match="lock-step slot: time went backwards"):
+        a.wait_grant()
