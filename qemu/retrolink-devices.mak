@@ -4,6 +4,8 @@ CONFIG_Q35=y
 CONFIG_SERIAL_ISA=y
 CONFIG_RETROLINK_SX=y
 CONFIG_ISA_DEBUG=y
+# the boot barrier's port, where clusters are snapshotted (docs/snapshots.md)
+CONFIG_RETROLINK_BARRIER=y
 # stock NICs, whose Debian drivers the initramfs carries (e1000, e100, tulip), joined to
 # a fabric network by -netdev retrolink (docs/boards/ethernet.md)
 CONFIG_RETROLINK_NET=y

@@ -295,6 +295,7 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
         return -1;
     }
     f->stall_report_s = 5;
+    f->barrier.cap = NEVER;
     while (fgets(line, sizeof(line), in)) {
         lineno++;
         char *hash = strchr(line, '#');
@@ -368,6 +369,15 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             snprintf(f->trace_path, sizeof(f->trace_path), "%s", tok[1]);
         } else if (!strcmp(tok[0], "status") && n == 2) {
             snprintf(f->status_path, sizeof(f->status_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "boot_barrier") && n == 2) {
+            if (strcmp(tok[1], "on") && strcmp(tok[1], "off")) {
+                snprintf(msg, sizeof(msg), "boot_barrier: expected on or off");
+            }
+            f->barrier.on = !strcmp(tok[1], "on");
+        } else if (!strcmp(tok[0], "save_state") && n == 2) {
+            snprintf(f->barrier.save_path, sizeof(f->barrier.save_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "restore_state") && n == 2) {
+            snprintf(f->barrier.restore_path, sizeof(f->barrier.restore_path), "%s", tok[1]);
         } else if (!strcmp(tok[0], "stall_report_s") && n == 2) {
             if (parse_u64(tok[1], &f->stall_report_s) || f->stall_report_s > 86400) {
                 snprintf(msg, sizeof(msg), "stall_report_s: expected whole seconds, 0..86400");
@@ -385,6 +395,22 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
     fclose(in);
     if (!f->socket_path[0] || !f->nodes || !have_topology) {
         snprintf(err, errlen, "%s: needs 'socket', 'nodes' and 'topology' lines", path);
+        return -1;
+    }
+    if ((f->barrier.save_path[0] || f->barrier.restore_path[0]) && !f->barrier.on) {
+        snprintf(err, errlen, "%s: save_state and restore_state need 'boot_barrier on'", path);
+        return -1;
+    }
+    for (uint32_t k = 0; f->barrier.on && k < f->nnodes; k++) {
+        if (f->nodes[k].kind == NODE_SYNTHETIC) {
+            snprintf(err, errlen, "%s: synthetic node %u sends from the start: a boot with it "
+                     "is not quiet, so it can have no boot_barrier", path, k);
+            return -1;
+        }
+    }
+    if (f->barrier.save_path[0] && f->barrier.restore_path[0]) {
+        snprintf(err, errlen, "%s: a cluster restored from a state is past its barrier: "
+                 "it cannot save one (save_state with restore_state)", path);
         return -1;
     }
     msg[0] = 0;

@@ -97,6 +97,7 @@ struct node {
     double last_sync_wall;   /* wall clock of its last SYNC (or the start), for stall reports */
     bool stall_named;        /* named on stderr in the current stall */
     bool in_status;          /* listed in the status file as holding the cluster up */
+    bool held;               /* at the boot barrier, until every node is (barrier.c) */
     /* synthetic nodes: a station of network syn_net */
     uint32_t syn_net, syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
@@ -175,6 +176,17 @@ struct network {
     uint32_t *node_station;   /* node id -> station, or STATION_NONE */
 };
 
+/* The boot barrier (barrier.c, docs/snapshots.md). */
+struct barrier {
+    bool on;                  /* the nodes' guests arrive at it; frames refused before */
+    bool released;            /* every node arrived: they run to t */
+    bool done;                /* every node reached t (or the cluster started at it) */
+    uint64_t t;               /* the barrier's time: the latest arrival */
+    uint64_t cap;             /* no grant past this while the nodes run to t; else never */
+    char save_path[4096];     /* write the fabric's state here at t */
+    char restore_path[4096];  /* start at the barrier, from this state */
+};
+
 struct fabric {
     char socket_path[108];
     char stats_path[4096], trace_path[4096], status_path[4096];
@@ -199,6 +211,7 @@ struct fabric {
     struct rl_lockstep *ls;   /* the lock-step file, shared with the nodes */
     char lockstep_path[4096 + 16];
     bool stalled;             /* a stall has been reported and goes on */
+    struct barrier barrier;
 };
 
 /* log.c: a line on stderr, prefixed "fabric: "; fatal errors (docs/fabric.md,
@@ -228,6 +241,19 @@ void pa_push(struct pending_arrivals *p, uint64_t t, uint32_t src);
 /* Remove the earliest arrival if it is before t; false if there is none. */
 bool pa_pop_before(struct pending_arrivals *p, uint64_t t, struct arrival *out);
 uint64_t pa_min(const struct pending_arrivals *p);
+
+/* main.c: a message to a node (it is cut off if the socket fails) */
+void fabric_send(struct fabric *f, struct node *n, const void *msg, size_t len);
+
+/* barrier.c: the boot barrier; NULL, or why the message breaks the protocol */
+const char *barrier_message(struct fabric *f, struct node *n, const struct rl_barrier *m);
+const char *barrier_refuses_frame(struct fabric *f, struct node *n);
+void barrier_check(struct fabric *f);      /* every node at its time: done (and saved) */
+uint64_t barrier_cap(const struct fabric *f, uint64_t grant);
+
+/* state.c: the fabric's own state at the barrier (docs/snapshots.md) */
+void state_save(struct fabric *f);         /* fatal on failure */
+void state_restore(struct fabric *f);      /* at start: every node at its saved time */
 
 /* main.c: used by topologies and synthetic nodes */
 void fabric_schedule(struct network *net, uint64_t time, int topo_kind, void *ptr, uint64_t arg);

@@ -74,8 +74,10 @@ bool lockstep_refresh(struct fabric *f, struct node *n, char *why, size_t whylen
     uint64_t t = rl_ls_load(&slot->t), promise = rl_ls_load(&slot->promise);
     uint64_t frames = rl_ls_load(&slot->frames), grant = rl_ls_load(&slot->grant);
     uint64_t syncs = rl_ls_load(&slot->syncs);
-    if (!rl_ls_read_valid(&slot->seq, begun) || frames != n->frames_in) {
-        return true;    /* being written, or a FRAME of before it is still in the socket */
+    if (!rl_ls_read_valid(&slot->seq, begun) || frames != n->frames_in || !syncs) {
+        /* being written, a FRAME of before it is still in the socket, or nothing
+         * published yet (a node started from a snapshot is at its saved time) */
+        return true;
     }
     const char *bad = t < n->t ? "time went backwards"
                       : t >= TIME_LIMIT ? "time beyond the fabric's limit of 2^63 ns"
@@ -115,5 +117,6 @@ void lockstep_publish(struct fabric *f)
     for (uint32_t i = 0; i < f->nnets; i++) {
         rl_ls_store(&b->caused[i], f->caused[i]);
     }
+    rl_ls_store(&b->cap, f->barrier.cap);
     rl_ls_write_end(&b->seq);
 }

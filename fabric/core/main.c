@@ -30,7 +30,7 @@ static uint8_t msgbuf[MSG_MAX + 1];
 static void node_gone(struct fabric *f, struct node *n, const char *why);
 static void handle_attach(struct fabric *f, struct node *n);
 
-static void send_msg(struct fabric *f, struct node *n, const void *msg, size_t len)
+void fabric_send(struct fabric *f, struct node *n, const void *msg, size_t len)
 {
     if (n->fd < 0) {
         return;
@@ -159,7 +159,7 @@ void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival)
     d->frames_received++;
     d->bytes_received += fr->len;
     frame_done(f, fr);
-    send_msg(f, d, msgbuf, len);
+    fabric_send(f, d, msgbuf, len);
 }
 
 struct frame *fabric_copy(struct network *net, const struct frame *fr, uint32_t dst)
@@ -256,7 +256,7 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
                 lockstep_refresh(f, o, ignored, sizeof(ignored));
                 struct rl_link_status m = { .peer = n->id, .up = 0, .net = net->id };
                 rl_msg_hdr_init(&m.h, RL_MSG_LINK, sizeof(m), o->id, max64(at, o->grant));
-                send_msg(f, o, &m, sizeof(m));
+                fabric_send(f, o, &m, sizeof(m));
             }
         }
     }
@@ -288,6 +288,11 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
 
     n->frames_in++;
 
+    const char *early = barrier_refuses_frame(f, n);
+    if (early) {
+        protocol_error(f, n, early);
+        return;
+    }
     if (m->dst == n->id) {
         protocol_error(f, n, "frame addressed to itself");
         return;
@@ -403,6 +408,18 @@ static void handle_message(struct fabric *f, struct node *n, size_t len)
     case RL_MSG_FRAME:
         handle_frame(f, n, len);
         return;
+    case RL_MSG_BARRIER: {
+        if (!refresh(f, n) || !time_within_grant(f, n, "BARRIER", h->time_ns)) {
+            return;
+        }
+        const char *wrong = barrier_message(f, n, (const void *)msgbuf);
+        if (wrong) {
+            protocol_error(f, n, wrong);
+        } else {
+            arrivals_reached(f, n, n->t);
+        }
+        return;
+    }
     case RL_MSG_PROGRESS:
         /* it moved on through the lock-step file while another node waits on the
          * socket: adopt its slot (advance() follows) */
@@ -490,6 +507,7 @@ static void advance(struct fabric *f)
             moved = true;
         }
     }
+    barrier_check(f);
 
     for (;;) {
         sync_compute(f, e, a);
@@ -513,14 +531,14 @@ static void advance(struct fabric *f)
     bool granted = false;
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
-        uint64_t grant = node_grant(n, a[k]);
+        uint64_t grant = barrier_cap(f, node_grant(n, a[k]));
         if (n->alive && n->waiting && grant > n->t) {
             struct rl_msg_hdr g;
             rl_msg_hdr_init(&g, RL_MSG_GRANT, sizeof(g), n->id, grant);
             n->grant = grant;
             n->waiting = false;
             granted = true;
-            send_msg(f, n, &g, sizeof(g));
+            fabric_send(f, n, &g, sizeof(g));
         }
     }
     lockstep_publish(f);
@@ -563,6 +581,9 @@ static void start_cluster(struct fabric *f)
 
     f->started = true;
     check_lookahead(f);
+    if (f->barrier.restore_path[0]) {
+        state_restore(f);
+    }
     lockstep_start(f);
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
@@ -579,7 +600,7 @@ static void start_cluster(struct fabric *f)
             struct rl_welcome w = { .nodes = f->nnodes };
             n->grant = node_grant(n, a[k]);
             rl_msg_hdr_init(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, n->grant);
-            send_msg(f, n, &w, sizeof(w));
+            fabric_send(f, n, &w, sizeof(w));
         }
     }
     lockstep_publish(f);

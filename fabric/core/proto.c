@@ -90,6 +90,18 @@ int proto_check(const uint8_t *buf, size_t n, int64_t id, char *why, size_t whyl
         }
         TIME_CHECK("PROGRESS time", h.time_ns);
         return 0;
+    case RL_MSG_BARRIER: {
+        struct rl_barrier b;
+        if (n != sizeof(b)) {
+            FAIL("BARRIER of %zu bytes, expected %zu", n, sizeof(b));
+        }
+        memcpy(&b, buf, sizeof(b));
+        if (b.flags != RL_BARRIER_HELD && b.flags != RL_BARRIER_STOPPED) {
+            FAIL("BARRIER flags %#x: neither held nor stopped", b.flags);
+        }
+        TIME_CHECK("BARRIER time", h.time_ns);
+        return 0;
+    }
     case RL_MSG_FRAME: {
         struct rl_frame f;
         if (n < sizeof(f)) {

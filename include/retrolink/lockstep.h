@@ -59,7 +59,9 @@ struct rl_ls_fabric {
                                                relaxation); RL_TIME_NEVER if gone */
     uint8_t alive[256];                     /* a VM node that may still react */
     uint64_t caused[16];                    /* F_N */
-    uint8_t pad[56];
+    uint64_t cap;                           /* no grant beyond this (the boot barrier's
+                                               time while nodes run to it), else never */
+    uint8_t pad[48];
 };
 
 struct rl_ls_node {

@@ -35,7 +35,7 @@
 
 /* cdef-begin: this part is plain C that cffi parses (no expressions). */
 #define RL_WIRE_MAGIC 0x4b4c5452
-#define RL_WIRE_VERSION 3
+#define RL_WIRE_VERSION 4
 #define RL_MAX_PAYLOAD 65536
 #define RL_MAX_NODES 256
 #define RL_MAX_NETWORKS 16
@@ -59,8 +59,21 @@ enum rl_msg_type {
     RL_MSG_ERROR = 8,    /* fabric -> node: protocol error; fabric disconnects */
     RL_MSG_BYE = 9,      /* node -> fabric: leaving cleanly at h.time_ns */
     RL_MSG_ATTACH = 10,  /* node -> fabric: after HELLO, one per port */
-    RL_MSG_PROGRESS = 11 /* node -> fabric: it moved on through the lock-step file
+    RL_MSG_PROGRESS = 11, /* node -> fabric: it moved on through the lock-step file
                             (lockstep.h) while a node waits for a GRANT; no reply */
+    RL_MSG_BARRIER = 12, /* node -> fabric: the boot barrier (docs/snapshots.md), see
+                            struct rl_barrier's flags */
+    RL_MSG_BARRIER_AT = 13 /* fabric -> node: every node is held; run to h.time_ns,
+                            the barrier's time, and stop there (flags) */
+};
+
+/* struct rl_barrier's flags */
+enum rl_barrier_flag {
+    RL_BARRIER_HELD = 1,    /* BARRIER: the guest reached the barrier at h.time_ns; the
+                               node is held there, sending nothing, until BARRIER_AT */
+    RL_BARRIER_STOPPED = 2, /* BARRIER: reached the barrier's time (h.time_ns >= it) and
+                               stopped for a snapshot; it goes on when resumed */
+    RL_BARRIER_SAVE = 4     /* BARRIER_AT: stop at the barrier's time for a snapshot */
 };
 
 /* What a port's frames are: the fabric refuses a port on a network that carries
@@ -127,6 +140,12 @@ struct rl_link_status {
     uint32_t reserved;
 };
 
+struct rl_barrier {
+    struct rl_msg_hdr h;
+    uint32_t flags;          /* enum rl_barrier_flag */
+    uint32_t reserved;       /* 0 */
+};
+
 struct rl_error {
     struct rl_msg_hdr h;
     char text[200];          /* NUL-terminated reason */
@@ -153,6 +172,7 @@ _Static_assert(sizeof(struct rl_welcome) == 32, "rl_welcome layout");
 _Static_assert(sizeof(struct rl_frame) == 56, "rl_frame layout");
 _Static_assert(sizeof(struct rl_sync) == 32, "rl_sync layout");
 _Static_assert(sizeof(struct rl_link_status) == 40, "rl_link_status layout");
+_Static_assert(sizeof(struct rl_barrier) == 32, "rl_barrier layout");
 _Static_assert(RL_MAX_NETWORKS <= 32, "a node's networks fit a 32-bit set");
 _Static_assert(sizeof(struct rl_error) == 24 + RL_ERROR_TEXT_LEN, "rl_error");
 #endif

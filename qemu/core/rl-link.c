@@ -41,6 +41,15 @@
 
 typedef struct RlLink RlLink;
 
+/* Where a node is in the boot barrier (docs/snapshots.md) */
+typedef enum RlBarrier {
+    RL_BS_NONE,        /* not arrived (or started from a snapshot: passed) */
+    RL_BS_ARRIVED,     /* the guest arrived: hold at the next sync point, now */
+    RL_BS_RUNNING,     /* every node arrived: run to barrier_t */
+    RL_BS_STOPPED,     /* stopped at barrier_t for a snapshot: resume at a sync */
+    RL_BS_PASSED,
+} RlBarrier;
+
 struct RlPort {
     RlLink *link;
     uint32_t net;
@@ -78,6 +87,20 @@ struct RlLink {
     RlLockstep *ls;          /* the lock-step file; NULL: grants come on the socket */
     uint64_t frames_sent;    /* FRAMEs written: the fabric must have them all */
     uint64_t msgs_in;        /* messages read: we must have all the fabric sent */
+    RlBarrier barrier;
+    uint64_t barrier_t;      /* the barrier's time, from BARRIER_AT */
+    bool barrier_save;       /* stop there for a snapshot */
+    void (*barrier_released)(void *opaque, uint64_t t);
+    void *barrier_opaque;
+    VMChangeStateEntry *vm_state;
+    /*
+     * Expired while the node stops for a snapshot, on a timer list nobody runs: the
+     * clock has a deadline of now, so the idle warp cannot move it on between the vCPU
+     * stopping and the VM being stopped (sync_timer cannot be it: an expired timer
+     * re-armed from its own callback runs again at once).
+     */
+    QEMUTimerListGroup hold_tlg;
+    QEMUTimer *hold_timer;
 };
 
 static RlLink *rl_node_link;     /* this QEMU's connection (one node per process) */
@@ -206,6 +229,18 @@ static bool rl_dispatch(RlLink *l, size_t n)
         }
         l->grant = h->time_ns;
         return true;
+    case RL_MSG_BARRIER_AT: {
+        const struct rl_barrier *b = (const void *)l->buf;
+        if (n != sizeof(*b) || l->barrier != RL_BS_ARRIVED || h->time_ns < rl_now()) {
+            rl_link_lost(l, "bad BARRIER_AT");
+            return false;
+        }
+        l->barrier_t = h->time_ns;
+        l->barrier_save = b->flags & RL_BARRIER_SAVE;
+        l->barrier = RL_BS_RUNNING;
+        l->barrier_released(l->barrier_opaque, l->barrier_t);
+        return false;
+    }
     case RL_MSG_ERROR: {
         const struct rl_error *e = (const void *)l->buf;
         char text[RL_ERROR_TEXT_LEN + 1] = "";
@@ -287,6 +322,9 @@ static bool rl_wait_for_grant(RlLink *l, uint64_t now);
 /* A grant came (from the file or the socket): take it and publish it. */
 static void rl_take_grant(RlLink *l, uint64_t grant)
 {
+    if (l->barrier == RL_BS_RUNNING) {
+        grant = MIN(grant, l->barrier_t);   /* the fabric caps it too: never past it */
+    }
     l->grant = MAX(l->grant, grant);
     trace_retrolink_link_grant(l->node, l->grant);
     if (l->ls) {
@@ -388,6 +426,112 @@ static void rl_progress_cb(void *opaque)
     }
 }
 
+static bool rl_barrier_send(RlLink *l, uint64_t now, uint32_t flags)
+{
+    struct rl_barrier b = { .flags = flags };
+
+    rl_msg_hdr_init(&b.h, RL_MSG_BARRIER, sizeof(b), l->node, now);
+    return rl_write(l, &b, sizeof(b));
+}
+
+/*
+ * The guest arrived at the boot barrier: say so, promising nothing (a held node
+ * sends nothing), and wait, holding the clock, for BARRIER_AT: every node arrived,
+ * run to the barrier's time. False if the link was lost or QEMU is quitting.
+ */
+static bool rl_barrier_hold(RlLink *l, uint64_t now)
+{
+    if (l->progress_timer) {
+        timer_del(l->progress_timer);
+    }
+    if (l->ls) {
+        rl_lockstep_publish(l->ls, now, RL_TIME_NEVER, l->frames_sent, l->grant);
+    }
+    trace_retrolink_link_barrier(l->node, "held", now);
+    if (!rl_barrier_send(l, now, RL_BARRIER_HELD)) {
+        return false;
+    }
+    while (l->barrier == RL_BS_ARRIVED) {
+        ssize_t n = rl_read(l, RL_POLL_MS);
+        if (n < 0) {
+            return false;
+        }
+        if (n == 0) {
+            if (qemu_shutdown_requested_get() || l->stopping) {
+                rl_bye(l);
+                return false;
+            }
+            continue;
+        }
+        rl_dispatch(l, n);
+        if (!l->up) {
+            return false;
+        }
+    }
+    /* never past the barrier's time, whatever grant the node held when it arrived */
+    l->grant = l->barrier_t;
+    if (l->ls) {
+        rl_lockstep_set_grant(l->ls, l->grant);
+    }
+    trace_retrolink_link_barrier(l->node, "runs to", l->barrier_t);
+    return true;
+}
+
+/*
+ * At the barrier's time, asked for a snapshot: publish, tell the fabric, and stop
+ * the VM (the runner saves it, then resumes it). The clock has no timer left: the
+ * resume arms a sync point at once (rl_vm_state_change).
+ */
+static void rl_barrier_stop(RlLink *l, uint64_t now)
+{
+    uint64_t guest;
+
+    l->promised = rl_node_promise(l, now, &guest);
+    if (l->ls) {
+        rl_lockstep_publish(l->ls, now, l->promised, l->frames_sent, l->grant);
+    }
+    trace_retrolink_link_barrier(l->node, "stopped", now);
+    if (rl_barrier_send(l, now, RL_BARRIER_STOPPED)) {
+        l->barrier = RL_BS_STOPPED;
+        timer_mod_ns(l->hold_timer, now);
+        vm_stop(RUN_STATE_PAUSED);
+    }
+}
+
+/* The hold timer's list: nothing to wake (qemu_notify_event would recurse) */
+static void rl_hold_notify(void *opaque, QEMUClockType type)
+{
+}
+
+static void rl_vm_state_change(void *opaque, bool running, RunState state)
+{
+    RlLink *l = opaque;
+
+    if (running && l->barrier == RL_BS_STOPPED && l->up) {
+        trace_retrolink_link_barrier(l->node, "resumed", rl_now());
+        l->barrier = RL_BS_PASSED;
+        timer_del(l->hold_timer);
+        timer_mod_ns(l->sync_timer, rl_now());
+    }
+}
+
+bool rl_link_barrier_arrive(void (*released)(void *opaque, uint64_t t), void *opaque)
+{
+    RlLink *l = rl_node_link;
+
+    if (!l || !l->up || !l->started) {
+        return false;
+    }
+    if (l->barrier == RL_BS_NONE) {
+        l->barrier = RL_BS_ARRIVED;
+        l->barrier_released = released;
+        l->barrier_opaque = opaque;
+        /* a sync point at this very instruction boundary: the node holds there */
+        timer_mod_ns(l->sync_timer, rl_now());
+    }
+    return true;
+}
+
 /*
  * The sync point: publish, and take a grant from the lock-step file if the rule
  * gives one soon; else report on the socket and wait for the fabric's GRANT.
@@ -409,6 +553,16 @@ static void rl_sync_cb(void *opaque)
         error_report("retrolink node %u: sync point at %" PRIu64 " is past the grant %"
                      PRIu64 " (timer armed at %" PRIu64 ", cpu idle now: %d)", l->node,
                      now, l->grant, l->armed_at, first_cpu && cpu_thread_is_idle(first_cpu));
+    }
+    if (l->barrier == RL_BS_ARRIVED && !rl_barrier_hold(l, now)) {
+        return;
+    }
+    if (l->barrier == RL_BS_RUNNING && now >= l->barrier_t) {
+        if (l->barrier_save) {
+            rl_barrier_stop(l, now);
+            return;
+        }
+        l->barrier = RL_BS_PASSED;
     }
     uint64_t guest;
     struct rl_sync s = { .promise_ns = rl_node_promise(l, now, &guest) };
@@ -514,6 +668,13 @@ static void rl_link_free(RlLink *l)
     notifier_remove(&l->shutdown_notifier);
     if (l->machine_done.notify) {
         qemu_remove_machine_init_done_notifier(&l->machine_done);
+    }
+    if (l->vm_state) {
+        qemu_del_vm_change_state_handler(l->vm_state);
+    }
+    if (l->hold_timer) {
+        timer_free(l->hold_timer);
+        timerlistgroup_deinit(&l->hold_tlg);
     }
     if (l->sync_timer) {
         timer_free(l->sync_timer);
@@ -622,6 +783,9 @@ static void rl_machine_done(Notifier *n, void *data)
         exit(1);
     }
     l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
+    l->vm_state = qemu_add_vm_change_state_handler(rl_vm_state_change, l);
+    timerlistgroup_init(&l->hold_tlg, rl_hold_notify, NULL);
+    l->hold_timer = timer_new_full(&l->hold_tlg, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, NULL, NULL);
     if (l->ls && !rl_lockstep_crowded(l->ls)) {
         l->progress_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,
                                            QEMU_TIMER_ATTR_EXTERNAL, rl_progress_cb, l);

@@ -68,6 +68,15 @@ bool rl_port_is_up(RlPort *port);
 /* Frames whose ready time had to be moved to a promise (see docs/fabric.md). */
 uint64_t rl_port_causality_violations(RlPort *port);
 
+/*
+ * The boot barrier (docs/snapshots.md; the retrolink-barrier device): the guest has
+ * booted. The node stops at once and is held, sending nothing, until every node has
+ * arrived; then released(opaque, t) says the barrier's time t, and the node runs to
+ * t, where it stops for a snapshot if the fabric asks for one. False if this QEMU has
+ * no fabric connection (no barrier).
+ */
+bool rl_link_barrier_arrive(void (*released)(void *opaque, uint64_t t), void *opaque);
+
 /* Detach the port; the last one says BYE and disconnects. */
 void rl_port_close(RlPort *port);
 

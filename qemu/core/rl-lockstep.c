@@ -141,6 +141,7 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
 
     uint64_t begun = rl_ls_read_begin(&b->seq);
     uint64_t sent = rl_ls_load(&b->sent[ls->node]);
+    uint64_t cap = rl_ls_load(&b->cap);
     for (uint32_t k = 0; k < n; k++) {
         ls->floor[k] = rl_ls_load(&b->floor[k]);
         ls->consumed[k] = rl_ls_load(&b->consumed[k]);
@@ -174,5 +175,6 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
     uint64_t bound = ls->a[ls->node];
     /* a timer fires up to granularity - 1 ns late: leave room for it */
     *grant = bound == RL_TIME_NEVER ? RL_TIME_NEVER : bound - MIN(bound, granularity - 1);
+    *grant = MIN(*grant, cap);      /* the boot barrier's time, while nodes run to it */
     return RL_LS_OK;
 }

@@ -1,5 +1,6 @@
 """The retrolink command: build, run, up, test, demo, bench."""
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -97,6 +98,9 @@ def cmd_demo(args) -> int:
     return bench_main(args)
 
 
+COLD_HELP = "boot every node from its kernel: neither use nor make a snapshot (docs/snapshots.md)"
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="retrolink", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -116,12 +120,14 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--qemu-trace", metavar="PATTERN",
                    help="QEMU trace events to log per node, e.g. 'retrolink_sx_*' "
                         "(qemu/trace-events; written to nodeN-trace.txt in the run directory)")
+    s.add_argument("--cold", action="store_true", help=COLD_HELP)
     s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("up", help="boot MACHINE and keep it running (interactive)")
     s.add_argument("machine")
     s.add_argument("--set", action="append", metavar="NAME=VALUE")
+    s.add_argument("--cold", action="store_true", help=COLD_HELP)
     s.set_defaults(func=cmd_up)
 
     s = sub.add_parser("shell", help="a shell on a node of the running cluster")
@@ -141,7 +147,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="write the tables into docs/machines.md")
     s.set_defaults(func=cmd_params)
 
-    s = sub.add_parser("test", help="build, then run the test suite (pytest)")
+    s = sub.add_parser("test", help="build, then run the test suite (pytest); --cold first: "
+                       "no snapshots")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_test)
 
@@ -166,6 +173,7 @@ def make_parser() -> argparse.ArgumentParser:
         s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")
         s.add_argument("--json", metavar="FILE")
         s.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
+        s.add_argument("--cold", action="store_true", help=COLD_HELP)
         if name == "bench":
             s.add_argument("--nodes", type=_node_counts, metavar="N,N,...",
                            help="fabric: node counts to measure (default: 2,4,8, those the "
@@ -201,6 +209,10 @@ def main(argv=None) -> int:
     terminate_on_sigterm()
     if guest_cmd is not None:
         args.command = guest_cmd
+    if args.cmd == "test" and args.pytest_args[:1] == ["--cold"]:
+        args.pytest_args, args.cold = args.pytest_args[1:], True
+    if getattr(args, "cold", False):
+        os.environ["RETROLINK_COLD"] = "1"      # the clusters, and the tests' (docs/snapshots.md)
     try:
         return args.func(args)
     except (MachineError, StepFailed) as e:

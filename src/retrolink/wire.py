@@ -26,6 +26,9 @@ HELLO, WELCOME, FRAME, DELIVER, SYNC, GRANT, LINK, ERROR, BYE, ATTACH, PROGRESS 
     lib.RL_MSG_HELLO, lib.RL_MSG_WELCOME, lib.RL_MSG_FRAME, lib.RL_MSG_DELIVER, lib.RL_MSG_SYNC,
     lib.RL_MSG_GRANT, lib.RL_MSG_LINK, lib.RL_MSG_ERROR, lib.RL_MSG_BYE, lib.RL_MSG_ATTACH,
     lib.RL_MSG_PROGRESS)
+BARRIER, BARRIER_AT = lib.RL_MSG_BARRIER, lib.RL_MSG_BARRIER_AT
+BARRIER_HELD, BARRIER_STOPPED, BARRIER_SAVE = (
+    lib.RL_BARRIER_HELD, lib.RL_BARRIER_STOPPED, lib.RL_BARRIER_SAVE)
 # what a port's frames are (ATTACH), and what a network carries (the fabric's config)
 PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET}
 
@@ -71,6 +74,11 @@ def progress(node, time_ns):
     return _pack("struct rl_msg_hdr", PROGRESS, node, time_ns)
 
 
+def barrier(node, time_ns, flags):
+    """The boot barrier (docs/snapshots.md): held there, or stopped at its time."""
+    return _pack("struct rl_barrier", BARRIER, node, time_ns, flags=flags)
+
+
 # the fabric's side, for fake fabrics in device tests
 def welcome(node, first_grant_ns, nodes):
     return _pack("struct rl_welcome", WELCOME, node, first_grant_ns, nodes=nodes)
@@ -112,6 +120,8 @@ def unpack(data: bytes) -> dict:
     elif h.type == LINK:
         s = ffi.from_buffer("struct rl_link_status *", data)
         out.update(peer=s.peer, up=s.up, net=s.net)
+    elif h.type in (BARRIER, BARRIER_AT):
+        out["flags"] = ffi.from_buffer("struct rl_barrier *", data).flags
     elif h.type == ERROR:
         out["text"] = ffi.string(ffi.from_buffer("struct rl_error *", data).text).decode()
     return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrolink import lockstep, paths
+from retrolink.run import snapshot
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.diagnosis import (
@@ -138,6 +139,9 @@ class Cluster:
         self.stats_path = run_dir / "fabric-stats.json"
         self.status_path = run_dir / "fabric-status.json"
         self.fabric_log = run_dir / "fabric.log"
+        self.snapshot_key: str | None = None
+        self.restored_from: Path | None = None      # the snapshot this run started from
+        self.maker: snapshot.SnapshotMaker | None = None   # ... or the one it makes
 
     def _socket_path(self, name: str) -> Path:
         """A socket's path, linked from the run directory when it lives elsewhere."""
@@ -145,11 +149,13 @@ class Cluster:
             (self.dir / name).symlink_to(self.sockets / name)
         return self.sockets / name
 
-    def _start_fabric(self) -> None:
-        self.socket = self._socket_path("fabric.sock")
+    def _fabric_conf(self) -> str:
+        return fabric_config_text(self.machine, self.socket, self.stats_path,
+                                  self.dir / "fabric-trace.txt" if self.trace else None)
+
+    def _start_fabric(self, conf_text: str) -> None:
         conf = self.dir / "fabric.conf"
-        conf.write_text(fabric_config_text(self.machine, self.socket, self.stats_path,
-                                           self.dir / "fabric-trace.txt" if self.trace else None))
+        conf.write_text(conf_text)
         check = subprocess.run([str(self.art.fabric), "--check", str(conf)], text=True,
                                capture_output=True, stdin=subprocess.DEVNULL)
         if check.returncode != 0:
@@ -172,7 +178,8 @@ class Cluster:
 
     def start(self, commands: dict[int, str] | None, interactive: bool = False) -> None:
         if self.machine.uses_fabric:
-            self._start_fabric()
+            self.socket = self._socket_path("fabric.sock")
+        argvs = []
         for n in range(self.machine.cluster.nodes):
             cmd_file = None
             if commands is not None and n in commands:
@@ -188,14 +195,47 @@ class Cluster:
                               trace_log=self.dir / f"node{n}-trace.txt")
             self.files.append(files)
             self.outputs.append(NodeOutput(files.output, files.end_marker))
-            argv = node_argv(self.machine, n, self.art, files,
-                             self.socket if self.machine.uses_fabric else None)
+            argvs.append(node_argv(self.machine, n, self.art, files,
+                                   self.socket if self.machine.uses_fabric else None))
+        conf = self._fabric_conf() if self.machine.uses_fabric else ""
+        conf, argvs = self._snapshot_plan(conf, argvs)
+        if self.machine.uses_fabric:
+            self._start_fabric(conf)
+        for n, argv in enumerate(argvs):
             (self.dir / f"node{n}-qemu.cmdline").write_text(shlex.join(argv) + "\n")
             with open(self.dir / f"node{n}-qemu.log", "w") as qlog:
                 self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
                                                    env={**os.environ, **self.node_env},
                                                    stderr=subprocess.STDOUT,
                                                    preexec_fn=_die_with_parent))
+        if self.maker:
+            self.maker.start()
+
+    def _snapshot_plan(self, conf: str, argvs: list[list[str]]) -> tuple[str, list[list[str]]]:
+        """Start from this configuration's snapshot, or make it on the way (docs/snapshots.md)."""
+        if not self.machine.boot_barrier or snapshot.cold():
+            return conf, argvs
+        key = snapshot.snapshot_key([self.art.qemu, self.art.kernel, self.art.initrd], argvs,
+                                    conf, [self.dir, self.sockets],
+                                    [f.end_marker for f in self.files])
+        self.snapshot_key = key
+        found = snapshot.find(key, len(argvs))
+        if found:
+            self.restored_from = found.dir
+            return (conf + f"restore_state {found.fabric_state}\n",
+                    [argv + ["-incoming", f"file:{found.node_file(n)}"]
+                     for n, argv in enumerate(argvs)])
+        build = snapshot.new_build_dir(key)
+        qmp = []
+        for n, argv in enumerate(argvs):
+            if self.files[n].qmp:
+                qmp.append(self.files[n].qmp)
+            else:
+                qmp.append(self._socket_path(f"node{n}-qmp.sock"))
+                argv += ["-qmp", f"unix:{qmp[-1]},server=on,wait=off"]
+        self.maker = snapshot.SnapshotMaker(
+            qmp, build, key, alive=lambda: all(p.poll() is None for p in self.nodes))
+        return conf + f"save_state {build / snapshot.FABRIC_STATE}\n", argvs
 
     def wait(self, timeout_s: float, boot_timeout_s: float) -> RunResult:
         """Wait for every node's command: up to boot_timeout_s for all of them to boot,
@@ -301,6 +341,8 @@ class Cluster:
 
     def stop(self) -> None:
         """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""
+        if self.maker and self.maker.is_alive():
+            self.maker.stopping.set()
         for p in self.nodes:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -321,6 +363,8 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     self.fabric.kill()
                     self.fabric.wait()
+        if self.maker and self.maker.ident:
+            self.maker.join(timeout=30)
         if self.sockets != self.dir:
             shutil.rmtree(self.sockets, ignore_errors=True)
 

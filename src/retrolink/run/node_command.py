@@ -12,6 +12,7 @@ DEBUG_EXIT_PORT = 0xF4
 # exit 1), so a QEMU failure is never taken for a node's normal end.
 DEBUG_EXIT_VALUE = 0x2A
 DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
+BARRIER_PORT = 0xF5      # guest/rootfs/init waits there for the cluster, booted
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
 
 
@@ -47,6 +48,12 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-L", d]
     # the init script ends the node by writing 0 here: QEMU exits with status 1
     argv += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=1"]
+    if machine.boot_barrier:
+        # where init waits for the cluster, once booted (docs/snapshots.md)
+        argv += ["-device", f"retrolink-barrier,iobase={BARRIER_PORT:#x}"]
+        # a snapshot is taken of a stopped VM: without this, one started from it would
+        # stay stopped (docs/snapshots.md)
+        argv += ["-global", "migration.store-global-state=off"]
     argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",

@@ -21,6 +21,11 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
                       node_env=node_env)
     try:
         cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
+        if announce and cluster.restored_from:
+            say(f"starting from the snapshot {cluster.restored_from.name} (--cold: boot "
+                "from the kernel)")
+        elif announce and cluster.maker:
+            say("a cold boot, saving a snapshot at the boot barrier for the next runs")
         return cluster.wait(timeout_s or c.run_timeout_s, c.boot_timeout_s)
     finally:
         cluster.stop()

@@ -1,0 +1,271 @@
+"""Clusters that start from a snapshot (docs/snapshots.md).
+
+Every node's init stops at the boot barrier, booted, before it reads its command; the
+fabric runs every node to one virtual time there, with nothing in flight. The first boot
+of a node configuration saves each QEMU there (QMP `migrate` to a file) and the fabric
+saves its own state; later boots of the same configuration start from those files
+(`-incoming`, the fabric's `restore_state`) and read their command after the barrier, as
+a cold boot does, so both give the same output.
+
+A snapshot is keyed by everything that shapes it: the QEMU binary, kernel and initramfs
+(their contents), every node's QEMU command line and the fabric's configuration, with the
+run's own paths and the command left out. It lives in the build cache, with a size cap
+(least recently used go first); `--cold` (RETROLINK_COLD=1) neither uses nor makes one.
+Each file's size and digest are in its manifest, checked before every use: a damaged
+snapshot is removed and made again, never used.
+"""
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrolink import paths
+from retrolink.progress import say
+
+FORMAT = 1                      # of the manifest and the files beside it
+MANIFEST = "manifest.json"
+FABRIC_STATE = "fabric.state"
+DEFAULT_CAP_MIB = 8192          # RETROLINK_SNAPSHOT_CAP_MIB
+# how long the nodes may take to reach the barrier and be saved, once the first is there
+SAVE_TIMEOUT_S = 300
+
+
+def cold() -> bool:
+    """--cold: boot every node from its kernel, neither using nor making a snapshot."""
+    return os.environ.get("RETROLINK_COLD", "") not in ("", "0")
+
+
+def snapshots_dir() -> Path:
+    return Path(os.environ.get("RETROLINK_SNAPSHOTS", paths.cache_dir() / "snapshots"))
+
+
+def cap_bytes() -> int:
+    raw = os.environ.get("RETROLINK_SNAPSHOT_CAP_MIB", str(DEFAULT_CAP_MIB))
+    try:
+        return int(raw) << 20
+    except ValueError:
+        raise ValueError(f"RETROLINK_SNAPSHOT_CAP_MIB={raw!r}: expected whole MiB") from None
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _without(argv: list[str], option: str) -> list[str]:
+    """argv without every 'option VALUE' pair."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == option:
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf: str,
+                 run_paths: list[Path], end_markers: list[str]) -> str:
+    """What shapes a snapshot, as one digest. Left out: the run's own paths (its
+    directory and socket folder), each node's end marker, and tracing."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"retrolink-snapshot {FORMAT}\n".encode())
+    for b in binaries:
+        h.update(f"{b.name} {file_digest(b)}\n".encode())
+
+    def plain(text: str) -> str:
+        for i, p in enumerate(run_paths):
+            text = text.replace(str(p), f"<run{i}>")
+        for m in end_markers:
+            text = text.replace(m, "<end>")
+        return text
+    for argv in node_argvs:
+        h.update(plain("\0".join(_without(argv, "-trace"))).encode() + b"\n")
+    conf = [l for l in fabric_conf.splitlines() if not l.startswith("trace ")]
+    h.update(plain("\n".join(conf)).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class Snapshot:
+    """One snapshot's folder: node{N}.mig per node, fabric.state, manifest.json."""
+    dir: Path
+    nodes: int
+
+    def node_file(self, n: int) -> Path:
+        return self.dir / f"node{n}.mig"
+
+    @property
+    def fabric_state(self) -> Path:
+        return self.dir / FABRIC_STATE
+
+    def files(self) -> list[Path]:
+        return [self.node_file(n) for n in range(self.nodes)] + [self.fabric_state]
+
+
+def find(key: str, nodes: int) -> Snapshot | None:
+    """The snapshot for key if it is whole and undamaged; a damaged one is removed."""
+    d = snapshots_dir() / key
+    if not d.is_dir():
+        return None
+    snap = Snapshot(d, nodes)
+    problem = _check(snap, key)
+    if problem:
+        say(f"the snapshot {d} is unusable ({problem}): removing it; this boot is cold "
+            "and makes it again")
+        shutil.rmtree(d, ignore_errors=True)
+        return None
+    os.utime(d / MANIFEST)          # recently used: the cap removes others first
+    return snap
+
+
+def _check(snap: Snapshot, key: str) -> str:
+    try:
+        manifest = json.loads((snap.dir / MANIFEST).read_text())
+    except (OSError, ValueError) as e:
+        return f"no readable manifest: {e}"
+    if manifest.get("format") != FORMAT or manifest.get("key") != key:
+        return "made by another version of retrolink"
+    want = manifest.get("files", {})
+    for f in snap.files():
+        entry = want.get(f.name)
+        if not entry:
+            return f"the manifest does not list {f.name}"
+        try:
+            size = f.stat().st_size
+        except OSError:
+            return f"{f.name} is missing"
+        if size != entry.get("size") or file_digest(f) != entry.get("blake2b"):
+            return f"{f.name} is damaged (its size or digest is not the manifest's)"
+    return ""
+
+
+def new_build_dir(key: str) -> Path:
+    d = snapshots_dir() / f"{key}.new-{os.getpid()}-{time.monotonic_ns()}"
+    d.mkdir(parents=True)
+    return d
+
+
+def publish(build: Path, key: str, nodes: int) -> Path | None:
+    """Write the manifest and move the folder into place (atomically; if another run
+    made the same snapshot meanwhile, ours goes). Then keep the cache under its cap."""
+    snap = Snapshot(build, nodes)
+    files = {f.name: {"size": f.stat().st_size, "blake2b": file_digest(f)}
+             for f in snap.files()}
+    (build / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": key, "nodes": nodes,
+                                              "files": files}, indent=1) + "\n")
+    final = snapshots_dir() / key
+    try:
+        build.rename(final)
+    except OSError:
+        shutil.rmtree(build, ignore_errors=True)
+        return None
+    enforce_cap(keep=final)
+    return final
+
+
+def enforce_cap(keep: Path | None = None) -> None:
+    """Remove the least recently used snapshots until the cache is under its cap, and
+    leftovers of makers that died (folders '*.new-*' older than an hour)."""
+    root = snapshots_dir()
+    if not root.is_dir():
+        return
+    now = time.time()
+    entries = []
+    for d in root.iterdir():
+        if ".new-" in d.name:
+            if now - d.stat().st_mtime > 3600:
+                shutil.rmtree(d, ignore_errors=True)
+            continue
+        try:
+            used = (d / MANIFEST).stat().st_mtime
+        except OSError:
+            used = 0
+        size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+        entries.append((used, d, size))
+    total = sum(size for _, _, size in entries)
+    for used, d, size in sorted(entries, key=lambda e: e[0]):
+        if total <= cap_bytes():
+            break
+        if d != keep:
+            shutil.rmtree(d, ignore_errors=True)
+            total -= size
+
+
+class SnapshotMaker(threading.Thread):
+    """During a cold boot that makes a snapshot: wait until every node has stopped at
+    the barrier (the fabric asked them to), save each (QMP migrate to a file), resume
+    them, and publish the snapshot once the fabric's state is there too. Any failure
+    resumes the nodes all the same: the run goes on cold, without a snapshot."""
+
+    def __init__(self, qmp_paths: list[Path], build: Path, key: str, alive):
+        super().__init__(daemon=True, name="snapshot-maker")
+        self.qmp_paths, self.build, self.key, self.alive = qmp_paths, build, key, alive
+        self.stopping = threading.Event()
+        self.problem = ""
+        self.made: Path | None = None
+        self.saved_s: float | None = None
+
+    def run(self) -> None:
+        import asyncio
+        from qemu.qmp.legacy import QEMUMonitorProtocol
+        asyncio.set_event_loop(asyncio.new_event_loop())    # the QMP client runs one here
+        monitors = []
+        try:
+            for p in self.qmp_paths:
+                m = QEMUMonitorProtocol(str(p))
+                self._wait(lambda: p.exists(), f"{p.name} to appear")
+                m.connect()
+                monitors.append(m)
+            for n, m in enumerate(monitors):
+                self._wait(lambda: m.cmd("query-status")["status"] == "paused",
+                           f"node{n} to stop at the barrier")
+            started = time.monotonic()
+            for n, m in enumerate(monitors):
+                m.cmd("migrate", uri=f"file:{Snapshot(self.build, 0).node_file(n)}")
+            for n, m in enumerate(monitors):
+                self._wait(lambda: self._migrated(m, n), f"node{n}'s snapshot")
+            self.saved_s = time.monotonic() - started
+            state = self.build / FABRIC_STATE
+            self._wait(state.exists, "the fabric's state")
+        except Exception as e:       # noqa: BLE001 - any failure: the run goes on cold
+            self.problem = str(e) or type(e).__name__
+        finally:
+            for m in monitors:
+                try:
+                    if m.cmd("query-status")["status"] in ("paused", "postmigrate"):
+                        m.cmd("cont")
+                    m.close()
+                except Exception:    # noqa: BLE001 - the node may have gone
+                    pass
+        if self.problem:
+            shutil.rmtree(self.build, ignore_errors=True)
+            if not self.stopping.is_set():
+                say(f"no snapshot made: {self.problem}")
+            return
+        self.made = publish(self.build, self.key, len(self.qmp_paths))
+
+    def _migrated(self, m, n: int) -> bool:
+        info = m.cmd("query-migrate")
+        status = info.get("status")
+        if status == "failed":
+            raise RuntimeError(f"node{n}'s QEMU could not save its state: "
+                               f"{info.get('error-desc', 'no reason given')}")
+        return status == "completed"
+
+    def _wait(self, ready, what: str) -> None:
+        deadline = time.monotonic() + SAVE_TIMEOUT_S
+        while not ready():
+            if self.stopping.is_set() or not self.alive():
+                raise RuntimeError(f"the cluster stopped while waiting for {what}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"waited {SAVE_TIMEOUT_S} s for {what}")
+            time.sleep(0.02)
