@@ -1,0 +1,111 @@
+"""The boot barrier in the fabric (fabric/core/barrier.c, state.c; docs/snapshots.md),
+with fake nodes: held nodes do not hold the others up; the barrier's time is the latest
+arrival and no grant passes it until every node is there; frames before it are refused;
+the state saved there is read back, and a damaged one is refused."""
+import pytest
+from fakenode import NEVER, FakeNode, check_config
+
+from retrolink import wire
+
+TOPOLOGY = "topology p2p rate=1000000000 prop_ns=1000\n"
+
+
+def barrier_at(node: FakeNode) -> dict:
+    while True:
+        m = node.recv()
+        assert m["type"] != wire.ERROR, m
+        if m["type"] == wire.BARRIER_AT:
+            return m
+
+
+def start(fabric, extra=""):
+    f = fabric(f"nodes 2\nboot_barrier on\n{extra}" + TOPOLOGY)
+    n = [FakeNode(f.sock, i, reaction_ns=500) for i in range(2)]
+    for x in n:
+        x.welcome()
+    return f, n
+
+
+def test_held_node_lets_the_other_run_and_the_barrier_is_the_latest_arrival(fabric, tmp_path):
+    state = tmp_path / "fabric.state"
+    f, (a, b) = start(fabric, f"save_state {state}\n")
+    a.raw(wire.barrier(0, a.grant, wire.BARRIER_HELD))
+    # node 1 is granted on and on past node 0's arrival: a held node promises nothing
+    t = b.grant
+    for _ in range(5):
+        t = b.sync(t, t + 500)
+    assert t > a.grant + 10_000
+    b.raw(wire.barrier(1, t, wire.BARRIER_HELD))
+    at = [barrier_at(x) for x in (a, b)]
+    assert [m["time"] for m in at] == [t, t]
+    assert all(m["flags"] == wire.BARRIER_SAVE for m in at)
+    # node 0 runs to t and no further, whatever it promises
+    assert a.sync(a.grant, a.grant + 10**9) <= t
+    g = a.grant
+    while g < t:
+        g = a.sync(g, g + 10**9)
+    assert g == t
+    for x in (a, b):
+        x.raw(wire.barrier(x.node, t, wire.BARRIER_STOPPED))
+    # the fabric saves its state there, then grants past it
+    assert a.sync(t, t + 10**9) > t
+    assert state.read_text().splitlines()[:3] == ["retrolink-fabric-state 1", "nodes 2",
+                                                  f"barrier {t}"]
+
+
+def test_a_frame_before_the_barrier_is_refused(fabric):
+    f, (a, b) = start(fabric)
+    a.send(a.grant, 1, b"early")
+    with pytest.raises(ConnectionError, match="before the boot barrier"):
+        a.wait_grant()
+
+
+def test_barrier_without_one_configured_is_refused(fabric):
+    f = fabric("nodes 2\n" + TOPOLOGY)
+    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
+    a.welcome(), b.welcome()
+    a.raw(wire.barrier(0, 0, wire.BARRIER_HELD))
+    with pytest.raises(ConnectionError, match="no boot barrier"):
+        a.wait_grant()
+
+
+def test_restored_nodes_start_at_their_saved_times(fabric, tmp_path):
+    state = tmp_path / "fabric.state"
+    state.write_text("retrolink-fabric-state 1\nnodes 2\nbarrier 5000000\n"
+                     "node 0 t=5000000 syncs=3 sync_points=9\n"
+                     "node 1 t=5000007 syncs=4 sync_points=8\n")
+    f = fabric(f"nodes 2\nboot_barrier on\nrestore_state {state}\n" + TOPOLOGY)
+    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
+    assert a.welcome() > 5_000_000 and b.welcome() > 5_000_000
+    assert "started at the boot barrier, 5000000 ns" in open(f.log).read()
+
+
+@pytest.mark.parametrize("text, why", [
+    ("retrolink-fabric-state 2\n", "not a fabric state of this version"),
+    ("retrolink-fabric-state 1\nnodes 3\n", "node count"),
+    ("retrolink-fabric-state 1\nnodes 2\nbarrier 10\nnode 0 t=10 syncs=0 sync_points=0\n",
+     "missing"),
+    ("retrolink-fabric-state 1\nnodes 2\nbarrier 10\nnode 0 t=5 syncs=0 sync_points=0\n",
+     "at or after the barrier"),
+    ("retrolink-fabric-state 1\nnodes 2\nbarrier 10\nnode 0 t=10 syncs=0 sync_points=0 x\n",
+     "node K"),
+    ("retrolink-fabric-state 1\nnodes 2\nbarrier 10\nnode 7 t=10 syncs=0 sync_points=0\n",
+     "node K"),
+])
+def test_a_damaged_state_is_refused_by_name(fabric, tmp_path, text, why):
+    state = tmp_path / "fabric.state"
+    state.write_text(text)
+    f = fabric(f"nodes 2\nboot_barrier on\nrestore_state {state}\n" + TOPOLOGY)
+    a, b = FakeNode(f.sock, 0), FakeNode(f.sock, 1)
+    assert f.proc.wait(timeout=10) == 2
+    log = open(f.log).read()
+    assert str(state) in log and why in log and "--cold" in log
+
+
+def test_barrier_configuration_is_checked(fabric_binary, tmp_path):
+    r = check_config(fabric_binary, tmp_path, f"nodes 2\nsave_state {tmp_path}/s\n" + TOPOLOGY)
+    assert r.returncode == 2 and "need 'boot_barrier on'" in r.stderr
+    r = check_config(fabric_binary, tmp_path, "nodes 3\nboot_barrier on\nsynthetic 2 "
+                     "name=gen dst=0 size=1000 interval_ns=200000 start_ns=1000 count=5\n"
+                     "topology hub rate=12500000\n")
+    assert r.returncode == 2 and "not quiet" in r.stderr
