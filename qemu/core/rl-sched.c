@@ -4,6 +4,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qapi/error.h"
 #include "hw/retrolink/core/rl-sched.h"
 
 static bool ev_before(const RlEvent *a, const RlEvent *b)
@@ -94,6 +96,8 @@ void rl_sched_init(RlSched *s, RlEventFn *fn, void *opaque)
 
 void rl_sched_destroy(RlSched *s)
 {
+    g_free(s->name);
+    s->name = NULL;
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;
@@ -142,6 +146,149 @@ void rl_sched_filter(RlSched *s, bool (*keep)(void *opaque, RlEvent *ev), void *
     rearm(s);
 }
 
+/* ---- migration ------------------------------------------------------------------ */
+
+void rl_sched_set_check(RlSched *s, const char *name, RlEventCheckFn *check)
+{
+    g_free(s->name);
+    s->name = g_strdup(name);
+    s->check = check;
+}
+
+static const char *rl_sched_name(const RlSched *s)
+{
+    return s->name ? s->name : "retrolink event queue";
+}
+
+static const VMStateDescription vmstate_rl_event = {
+    .name = "retrolink-event",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(time, RlEvent),
+        VMSTATE_UINT32(cls, RlEvent),
+        VMSTATE_UINT64(key, RlEvent),
+        VMSTATE_INT32(kind, RlEvent),
+        VMSTATE_UINT32(arg, RlEvent),
+        VMSTATE_UINT32(gen, RlEvent),
+        /* not ptr: an event that has one is not saved */
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static int rl_sched_pre_save(void *opaque)
+{
+    RlSched *s = opaque;
+
+    if (s->heap->len > RL_SCHED_MAX_SAVED) {
+        error_report("%s: %u events pending, more than the %d a snapshot holds",
+                     rl_sched_name(s), s->heap->len, RL_SCHED_MAX_SAVED);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < s->heap->len; i++) {
+        if (EV(s, i)->ptr) {
+            /* the owner's pre_save should have refused, saying what it is */
+            error_report("%s: an event of kind %d holds data in flight and cannot be saved",
+                         rl_sched_name(s), EV(s, i)->kind);
+            return -EINVAL;
+        }
+    }
+    /* the heap as it is, read in place; post_save lets go of it */
+    s->vm_events = (RlEvent *)s->heap->data;
+    s->vm_count = s->heap->len;
+    return 0;
+}
+
+static int rl_sched_post_save(void *opaque)
+{
+    RlSched *s = opaque;
+
+    s->vm_events = NULL;
+    s->vm_count = 0;
+    return 0;
+}
+
+static int rl_sched_pre_load(void *opaque)
+{
+    RlSched *s = opaque;
+
+    s->vm_events = NULL;        /* the stream's events are allocated into it */
+    s->vm_count = 0;
+    return 0;
+}
+
+/* Before the events are allocated: a count from the stream is not trusted. */
+static bool rl_sched_count_ok(void *opaque, int version_id)
+{
+    RlSched *s = opaque;
+
+    if (s->vm_count < 0 || s->vm_count > RL_SCHED_MAX_SAVED) {
+        error_report("%s: the stream has %d events, not 0..%d", rl_sched_name(s),
+                     s->vm_count, RL_SCHED_MAX_SAVED);
+        return false;
+    }
+    return true;
+}
+
+static int rl_sched_post_load(void *opaque, int version_id)
+{
+    RlSched *s = opaque;
+    g_autofree RlEvent *loaded = g_steal_pointer(&s->vm_events);
+    uint32_t n = s->vm_count;
+
+    s->vm_count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        RlEvent *ev = &loaded[i];
+        Error *err = NULL;
+
+        ev->ptr = NULL;         /* never in the stream */
+        if (ev->cls > RL_EV_CLASS_FRAME) {
+            error_report("%s: event %u of %u has class %u, not one of the queue's",
+                         rl_sched_name(s), i, n, ev->cls);
+            return -EINVAL;
+        }
+        if (ev->cls == RL_EV_CLASS_INTERNAL && ev->key >= s->counter) {
+            error_report("%s: internal event %u of %u is numbered %" PRIu64 ", not below "
+                         "the queue's counter %" PRIu64, rl_sched_name(s), i, n, ev->key,
+                         s->counter);
+            return -EINVAL;
+        }
+        if (s->check && !s->check(s->opaque, ev, &err)) {
+            error_reportf_err(err, "%s: event %u of %u (kind %d, arg %u): ", rl_sched_name(s),
+                              i, n, ev->kind, ev->arg);
+            return -EINVAL;
+        }
+    }
+    for (size_t i = 0; i < s->heap->len; i++) {
+        assert(!EV(s, i)->ptr);   /* the owner's pre_load emptied the queue */
+    }
+    g_array_set_size(s->heap, 0);
+    g_array_append_vals(s->heap, loaded, n);
+    for (size_t i = n / 2 + 1; i-- > 0;) {
+        sift_down(s, i);
+    }
+    rearm(s);
+    return 0;
+}
+
+const VMStateDescription vmstate_rl_sched = {
+    .name = "retrolink-sched",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = rl_sched_pre_save,
+    .post_save = rl_sched_post_save,
+    .pre_load = rl_sched_pre_load,
+    .post_load = rl_sched_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(counter, RlSched),
+        VMSTATE_INT32(vm_count, RlSched),
+        VMSTATE_VALIDATE("event count within the bound", rl_sched_count_ok),
+        VMSTATE_STRUCT_VARRAY_ALLOC(vm_events, RlSched, vm_count, 0, vmstate_rl_event,
+                                    RlEvent),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 uint64_t rl_server_run(RlServer *s, uint64_t ready, uint64_t dur)
 {
     uint64_t start = MAX(ready, s->free_at);
@@ -149,6 +296,16 @@ uint64_t rl_server_run(RlServer *s, uint64_t ready, uint64_t dur)
     s->free_at = start + dur;
     return s->free_at;
 }
+
+const VMStateDescription vmstate_rl_server = {
+    .name = "retrolink-server",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(free_at, RlServer),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 uint64_t rl_channels_run(RlChannels *c, uint64_t ready, uint64_t dur)
 {
@@ -163,6 +320,30 @@ uint64_t rl_channels_run(RlChannels *c, uint64_t ready, uint64_t dur)
     c->free_at[best] = start + dur;
     return c->free_at[best];
 }
+
+static int rl_channels_post_load(void *opaque, int version_id)
+{
+    RlChannels *c = opaque;
+
+    if (c->n < 1 || c->n > RL_MAX_CHANNELS) {
+        error_report("retrolink channels: the stream has %u channels, not 1..%d", c->n,
+                     RL_MAX_CHANNELS);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+const VMStateDescription vmstate_rl_channels = {
+    .name = "retrolink-channels",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = rl_channels_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(n, RlChannels),
+        VMSTATE_UINT64_ARRAY(free_at, RlChannels, RL_MAX_CHANNELS),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 uint64_t rl_bytes_ns(uint64_t bytes, uint64_t rate)
 {

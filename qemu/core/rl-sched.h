@@ -11,6 +11,7 @@
 #define RL_SCHED_H
 
 #include "qemu/timer.h"
+#include "migration/vmstate.h"
 
 enum {
     RL_EV_CLASS_INTERNAL = 0,   /* key: the queue's own counter */
@@ -29,6 +30,8 @@ typedef struct RlEvent {
 } RlEvent;
 
 typedef void RlEventFn(void *opaque, RlEvent *ev);
+/* Is ev, loaded from a migration stream, one the device can handle? (see below) */
+typedef bool RlEventCheckFn(void *opaque, const RlEvent *ev, Error **errp);
 
 typedef struct RlSched {
     QEMUTimer *timer;
@@ -36,6 +39,12 @@ typedef struct RlSched {
     uint64_t counter;
     RlEventFn *fn;
     void *opaque;
+
+    /* migration (vmstate_rl_sched) */
+    char *name;                 /* the owner, for error messages */
+    RlEventCheckFn *check;
+    RlEvent *vm_events;         /* the events in the stream, while saving or loading */
+    int32_t vm_count;
 } RlSched;
 
 void rl_sched_init(RlSched *s, RlEventFn *fn, void *opaque);
@@ -48,6 +57,28 @@ RlEvent *rl_sched_nth(RlSched *s, size_t i);   /* unordered walk, for promises *
 /* Remove every event for which keep() returns false (it may free ev->ptr). */
 void rl_sched_filter(RlSched *s, bool (*keep)(void *opaque, RlEvent *ev), void *opaque);
 
+/*
+ * Migration. VMSTATE_RL_SCHED saves the counter and every event, without ptr: an event
+ * whose ptr is set (a frame or a job the device owns) cannot be saved, and the owner's
+ * pre_save must refuse first, saying what is in flight (the queue's own pre_save
+ * refuses too, as a backstop). The timer is not saved: it is always due at the first
+ * event (or off), and post_load re-arms it from the queue.
+ *
+ * On load, the owner's pre_load empties the queue (it owns the ptrs); post_load checks
+ * each event (at most RL_SCHED_MAX_SAVED, a class of the enum, an internal event's key
+ * below the counter, and the owner's check: a kind it handles without ptr, its arg an
+ * index in range), then replaces the queue with them and re-arms the timer. The check
+ * sees only limits, not the owner's other loaded fields: its post_load comes later.
+ */
+#define RL_SCHED_MAX_SAVED 65536
+
+extern const VMStateDescription vmstate_rl_sched;
+#define VMSTATE_RL_SCHED(_field, _state) \
+    VMSTATE_STRUCT(_field, _state, 0, vmstate_rl_sched, RlSched)
+
+/* Name the queue's owner and check each event loaded into it (before the first load). */
+void rl_sched_set_check(RlSched *s, const char *name, RlEventCheckFn *check);
+
 /* A processor that runs jobs one at a time in the order they become ready. */
 typedef struct RlServer {
     uint64_t free_at;
@@ -55,6 +86,10 @@ typedef struct RlServer {
 
 /* Queue a job ready at 'ready' that takes 'dur'; returns when it finishes. */
 uint64_t rl_server_run(RlServer *s, uint64_t ready, uint64_t dur);
+
+extern const VMStateDescription vmstate_rl_server;
+#define VMSTATE_RL_SERVER(_field, _state) \
+    VMSTATE_STRUCT(_field, _state, 0, vmstate_rl_server, RlServer)
 
 #define RL_MAX_CHANNELS 16
 
@@ -65,6 +100,11 @@ typedef struct RlChannels {
 } RlChannels;
 
 uint64_t rl_channels_run(RlChannels *c, uint64_t ready, uint64_t dur);
+
+/* Saves n and free_at[]; post_load refuses n outside 1..RL_MAX_CHANNELS. */
+extern const VMStateDescription vmstate_rl_channels;
+#define VMSTATE_RL_CHANNELS(_field, _state) \
+    VMSTATE_STRUCT(_field, _state, 0, vmstate_rl_channels, RlChannels)
 
 /* Time to move 'bytes' at 'rate' bytes per second, rounded up to a whole ns. */
 uint64_t rl_bytes_ns(uint64_t bytes, uint64_t rate);

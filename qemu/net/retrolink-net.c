@@ -44,7 +44,8 @@
 #include "qapi/qapi-types-net.h"
 #include "net/net.h"
 #include "net/clients.h"
-#include "migration/blocker.h"
+#include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "system/system.h"
 #include "exec/memory.h"
 #include "exec/address-spaces.h"
@@ -111,7 +112,7 @@ typedef struct RlNetState {
     uint64_t drops[RLNET_DROP__MAX];
     bool reported;
     Notifier exit_notifier;
-    Error *migration_blocker;
+    bool vmstate_registered;
 
     /* the link of a PCI NIC that reports link state (NULL pci: always up) */
     PCIDevice *pci;
@@ -237,6 +238,8 @@ static void rlnet_deliver(RlNetState *s, RlNetFrame *f)
 
 /* ---- the link ---------------------------------------------------------------- */
 
+static const VMStateDescription vmstate_rlnet;
+
 /* As QMP's set_link does: both ends, and the NIC shows it to the guest. */
 static void rlnet_set_link(RlNetState *s, bool up)
 {
@@ -261,12 +264,17 @@ static void rlnet_memory_commit(MemoryListener *listener)
 {
     RlNetState *s = container_of(listener, RlNetState, listener);
 
-    if (!s->pci) {
+    /*
+     * While an incoming migration loads, the NIC's config space changes under us, and
+     * then our section (after the NIC's: rlnet_machine_done) says what the link is.
+     */
+    if (!s->pci || runstate_check(RUN_STATE_INMIGRATE)) {
         return;
     }
     if (!s->nc.peer) {
         /* the NIC was unplugged (net.c cleared our peer): nothing left to follow */
         s->pci = NULL;
+        s->master = false;
         s->link_up = true;
         s->nc.link_down = false;
         return;
@@ -302,6 +310,15 @@ static void rlnet_machine_done(Notifier *n, void *data)
 {
     RlNetState *s = container_of(n, RlNetState, machine_done);
     NetClientState *peer = s->nc.peer;
+
+    /*
+     * Registered now, after every device, so that the NIC's state is saved and loaded
+     * before ours and our post_load sees its bus master bit. A network is joined once
+     * per QEMU (rl_port_attach), so its number names the netdev's section.
+     */
+    vmstate_register_with_alias_id(NULL, s->network, &vmstate_rlnet, s, -1, 0,
+                                   &error_fatal);
+    s->vmstate_registered = true;
 
     if (!peer || peer->info->type != NET_CLIENT_DRIVER_NIC || s->link_up_ns == 0) {
         return;
@@ -352,6 +369,133 @@ static void rlnet_event(void *opaque, RlEvent *ev)
     }
     g_free(f);
 }
+
+/* ---- migration ------------------------------------------------------------------ */
+
+/*
+ * Saved: the event queue, the bus, the link (master, link_up, link_up_at, link_gen),
+ * the node count and the counters. Not saved: a frame the fabric is delivering or one
+ * in DMA into the NIC (an event with ptr): a snapshot is taken at a barrier where
+ * nothing is on the network, and a netdev holding one refuses it, naming each. The
+ * fabric connection is the link port's. docs/boards/ethernet.md, "Snapshots".
+ */
+
+/* The only event without a frame is the link coming up. */
+static bool rlnet_event_check(void *opaque, const RlEvent *ev, Error **errp)
+{
+    if (ev->kind != RLNET_EV_LINK_UP || ev->cls != RL_EV_CLASS_INTERNAL) {
+        error_setg(errp, "class %u: not the link coming up, the only event a snapshot holds",
+                   ev->cls);
+        return false;
+    }
+    return true;
+}
+
+static int rlnet_pre_save(void *opaque)
+{
+    RlNetState *s = opaque;
+    g_autoptr(GString) what = g_string_new(NULL);
+    uint32_t n = 0;
+
+    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->sched, i);
+        RlNetFrame *f = ev->ptr;
+        if (!f || n++ >= 8) {
+            continue;           /* beyond 8: counted, not listed */
+        }
+        g_string_append_printf(what, "%sa frame of %u bytes from node %u %s %" PRIu64 " ns",
+                               n > 1 ? "; " : "", f->len, f->src,
+                               ev->kind == RLNET_EV_ARRIVE ? "arriving at"
+                                                           : "in DMA into the NIC until",
+                               ev->time);
+    }
+    if (n > 8) {
+        g_string_append_printf(what, "; and %u more", n - 8);
+    }
+    if (n) {
+        error_report("retrolink netdev %s (node %u): cannot save with frames in flight: %s",
+                     s->nc.name, s->node, what->str);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static bool rlnet_drop_all(void *opaque, RlEvent *ev)
+{
+    g_free(ev->ptr);
+    return false;
+}
+
+/* The stream replaces the queue: drop what it holds now. */
+static int rlnet_pre_load(void *opaque)
+{
+    RlNetState *s = opaque;
+
+    rl_sched_filter(&s->sched, rlnet_drop_all, s);
+    return 0;
+}
+
+static int rlnet_post_load(void *opaque, int version_id)
+{
+    RlNetState *s = opaque;
+    NetClientState *peer = s->nc.peer;
+
+    if (s->nodes > RL_MAX_NODES) {
+        error_report("retrolink netdev %s (node %u): the stream's nodes %u is more than %d",
+                     s->nc.name, s->node, s->nodes, RL_MAX_NODES);
+        return -EINVAL;
+    }
+    if (!s->pci) {
+        /* no PCI NIC to follow: the link is always up */
+        if (s->master || !s->link_up) {
+            error_report("retrolink netdev %s (node %u): the stream's link follows a bus "
+                         "master (master %d, link_up %d), but this netdev's NIC has none "
+                         "to follow", s->nc.name, s->node, s->master, s->link_up);
+            return -EINVAL;
+        }
+    } else {
+        /* the NIC's config space was loaded before us (rlnet_machine_done) */
+        bool master = pci_get_word(s->pci->config + PCI_COMMAND) & PCI_COMMAND_MASTER;
+        if (master != s->master || (!s->master && (s->link_up ||
+                                                   s->link_up_at != RL_TIME_NEVER))) {
+            error_report("retrolink netdev %s (node %u): the stream's link (master %d, "
+                         "link_up %d, link_up_at %" PRIu64 ") does not match the NIC's bus "
+                         "master bit, %d", s->nc.name, s->node, s->master, s->link_up,
+                         s->link_up_at, master);
+            return -EINVAL;
+        }
+    }
+    /* as rlnet_set_link, without telling the NIC: its registers came in its own section */
+    s->nc.link_down = !s->link_up;
+    if (peer) {
+        peer->link_down = !s->link_up;
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_rlnet = {
+    .name = "retrolink-net",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = rlnet_pre_save,
+    .pre_load = rlnet_pre_load,
+    .post_load = rlnet_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(nodes, RlNetState),
+        VMSTATE_RL_SCHED(sched, RlNetState),
+        VMSTATE_RL_SERVER(bus, RlNetState),
+        VMSTATE_BOOL(master, RlNetState),
+        VMSTATE_BOOL(link_up, RlNetState),
+        VMSTATE_UINT64(link_up_at, RlNetState),
+        VMSTATE_UINT32(link_gen, RlNetState),
+        VMSTATE_UINT64(tx_frames, RlNetState),
+        VMSTATE_UINT64(tx_bytes, RlNetState),
+        VMSTATE_UINT64(rx_frames, RlNetState),
+        VMSTATE_UINT64(rx_bytes, RlNetState),
+        VMSTATE_UINT64_ARRAY(drops, RlNetState, RLNET_DROP__MAX),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 /* ---- the link port ------------------------------------------------------------- */
 
@@ -447,12 +591,6 @@ static void rlnet_exit_notify(Notifier *n, void *data)
     rlnet_report(container_of(n, RlNetState, exit_notifier));
 }
 
-static bool rlnet_drop_all(void *opaque, RlEvent *ev)
-{
-    g_free(ev->ptr);
-    return false;
-}
-
 static void rlnet_cleanup(NetClientState *nc)
 {
     RlNetState *s = DO_UPCAST(RlNetState, nc, nc);
@@ -473,11 +611,14 @@ static void rlnet_cleanup(NetClientState *nc)
     }
     rl_port_close(s->port);
     s->port = NULL;
+    if (s->vmstate_registered) {
+        vmstate_unregister(NULL, &vmstate_rlnet, s);
+        s->vmstate_registered = false;
+    }
     if (s->sched.heap) {
         rl_sched_filter(&s->sched, rlnet_drop_all, s);
         rl_sched_destroy(&s->sched);
     }
-    migrate_del_blocker(&s->migration_blocker);
 }
 
 static NetClientInfo net_retrolink_info = {
@@ -525,6 +666,9 @@ int net_init_retrolink(const Netdev *netdev, const char *name, NetClientState *p
     s->rx_least = rx_latency + rl_bytes_ns(RLNET_MIN_FRAME, dma_rate);
     qemu_set_info_str(nc, "fabric=%s,node=%u,network=%u", o->fabric, s->node, s->network);
     rl_sched_init(&s->sched, rlnet_event, s);
+    char *owner = g_strdup_printf("retrolink netdev %s (node %u)", name, s->node);
+    rl_sched_set_check(&s->sched, owner, rlnet_event_check);
+    g_free(owner);
 
     char link_name[RL_NAME_LEN];
     snprintf(link_name, sizeof(link_name), "eth-node%u", s->node);
@@ -534,11 +678,6 @@ int net_init_retrolink(const Netdev *netdev, const char *name, NetClientState *p
     if (!s->port) {
         error_prepend(errp, "retrolink netdev: ");
         goto fail;
-    }
-    error_setg(&s->migration_blocker, "retrolink netdev %s: frames in flight and the "
-               "fabric connection are not migratable", name);
-    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
-        goto fail;              /* it freed the blocker */
     }
     s->exit_notifier.notify = rlnet_exit_notify;
     qemu_add_exit_notifier(&s->exit_notifier);

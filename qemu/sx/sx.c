@@ -27,7 +27,6 @@
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
-#include "migration/blocker.h"
 #include "qom/object.h"
 
 #include "retrolink/regs/sx-regs.h"
@@ -94,7 +93,7 @@ struct SxState {
     double sxm_mips;
     uint64_t send_ns, recv_ns, confirm_ns, start_ns;
 
-    /* guest-visible state (VMState) */
+    /* guest-visible state (in VMState, as is everything below but 'waiting' and 'port') */
     uint32_t ctrl, irq_status, irq_mask, error;
     uint64_t ready_at;                  /* the SXM has started (valid while enabled) */
     uint32_t peers_up;
@@ -117,7 +116,6 @@ struct SxState {
     RlChannels bus;
     RlPort *port;
     uint32_t nodes;
-    Error *migration_blocker;
 };
 
 /* ---- interrupts and FIFOs ---------------------------------------------------- */
@@ -554,6 +552,17 @@ static bool sx_keep_link_events(void *opaque, RlEvent *ev)
     }
 }
 
+/* Drop any event, freeing what it holds (unplug, and the state a migration replaces). */
+static bool sx_drop_event(void *opaque, RlEvent *ev)
+{
+    if (ev->kind == SX_EV_ARRIVE) {
+        g_free(ev->ptr);
+        return false;
+    }
+    sx_keep_link_events(opaque, ev);   /* frees a job's or a DMA's message */
+    return false;
+}
+
 /* Board reset: drop everything in flight except what the ring is delivering. */
 static void sx_board_reset(SxState *s)
 {
@@ -716,6 +725,265 @@ static const MemoryRegionOps sx_mmio_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
+/* ---- migration --------------------------------------------------------------- */
+
+/*
+ * Everything the board's behaviour depends on is saved, but not what holds a message:
+ * a job in the SXM's firmware, a frame the ring is delivering, a DMA into an rx slot, a
+ * message waiting for a free one. A snapshot is taken at a barrier where nothing is on
+ * the ring, and a board with any of these refuses it, naming them. The fabric
+ * connection (the port) is the link port's. post_load checks every index and length
+ * that came from the stream, so that a corrupted stream cannot make the board reach
+ * past an array: docs/boards/sx.md, "Snapshots".
+ */
+
+/* The kinds an event in the stream may have: those without ptr. */
+static bool sx_event_check(void *opaque, const RlEvent *ev, Error **errp)
+{
+    switch (ev->kind) {
+    case SX_EV_TX_BUS_DONE:
+    case SX_EV_TIMEOUT:
+        if (ev->cls != RL_EV_CLASS_INTERNAL || ev->arg >= SX_TX_SLOTS) {
+            error_setg(errp, "class %u, tx slot %u: not an internal event of a slot below %d",
+                       ev->cls, ev->arg, SX_TX_SLOTS);
+            return false;
+        }
+        return true;
+    case SX_EV_LINK: {
+        uint32_t peer = ev->arg & ~(1u << 31);
+        if (ev->cls != RL_EV_CLASS_LINK || ev->key != peer || peer >= RL_MAX_NODES) {
+            error_setg(errp, "class %u, key %" PRIu64 ", peer %u: not a link event of a "
+                       "node below %d", ev->cls, ev->key, peer, RL_MAX_NODES);
+            return false;
+        }
+        return true;
+    }
+    default:
+        error_setg(errp, "not a kind of event a snapshot holds (those carry a message)");
+        return false;
+    }
+}
+
+static const char *sx_job_name(enum SxJobKind kind)
+{
+    switch (kind) {
+    case SX_JOB_SEND: return "send";
+    case SX_JOB_RECV: return "receive";
+    default: return "confirmation";
+    }
+}
+
+static int sx_pre_save(void *opaque)
+{
+    SxState *s = opaque;
+    g_autoptr(GString) what = g_string_new(NULL);
+    uint32_t n = 0;
+
+    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->sched, i);
+        if (!ev->ptr) {
+            continue;
+        }
+        if (n++ >= 8) {
+            continue;           /* counted, not listed */
+        }
+        g_string_append(what, n > 1 ? "; " : "");
+        switch (ev->kind) {
+        case SX_EV_CPU_DONE: {
+            SxJob *job = ev->ptr;
+            g_string_append_printf(what, "a %s job in the SXM firmware until %" PRIu64 " ns",
+                                   sx_job_name(job->kind), ev->time);
+            if (job->kind == SX_JOB_RECV) {
+                g_string_append_printf(what, " (a message from node %u)", job->msg->src);
+            } else {
+                g_string_append_printf(what, " (tx slot %u)", job->slot);
+            }
+            break;
+        }
+        case SX_EV_ARRIVE: {
+            SxMsg *m = ev->ptr;
+            g_string_append_printf(what, "a %s from node %u arriving at %" PRIu64 " ns",
+                                   m->wire.type == SX_WIRE_MSG ? "message" : "confirmation",
+                                   m->src, ev->time);
+            break;
+        }
+        case SX_EV_RX_BUS_DONE:
+            g_string_append_printf(what, "a message from node %u in DMA to rx slot %u "
+                                   "until %" PRIu64 " ns", ((SxMsg *)ev->ptr)->src, ev->arg,
+                                   ev->time);
+            break;
+        default:
+            g_string_append_printf(what, "an event of kind %d", ev->kind);
+            break;
+        }
+    }
+    if (n > 8) {
+        g_string_append_printf(what, "; and %u more", n - 8);
+    }
+    if (!g_queue_is_empty(&s->waiting)) {
+        g_string_append_printf(what, "%s%u received messages waiting for a free rx slot",
+                               n ? "; " : "", g_queue_get_length(&s->waiting));
+        n++;
+    }
+    if (n) {
+        error_report("retrolink-sx node %u: cannot save the board with messages in "
+                     "flight: %s", s->node, what->str);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The stream replaces the board's state: drop what it holds now. */
+static int sx_pre_load(void *opaque)
+{
+    SxState *s = opaque;
+    SxMsg *m;
+
+    rl_sched_filter(&s->sched, sx_drop_event, s);
+    while ((m = g_queue_pop_head(&s->waiting))) {
+        g_free(m);
+    }
+    return 0;
+}
+
+/* Refuse a loaded state: say which field of the stream is wrong, and how. */
+static int G_GNUC_PRINTF(2, 3) sx_refuse(SxState *s, const char *fmt, ...)
+{
+    g_autofree char *what = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    error_report("retrolink-sx node %u: the stream's %s", s->node, what);
+    return -EINVAL;
+}
+
+/* A register FIFO: head and count in the ring, each entry the valid bit, a slot, a status. */
+static int sx_fifo_check(SxState *s, const char *name, const uint32_t *fifo, uint32_t head,
+                         uint32_t count, uint32_t depth, uint32_t slots, uint32_t statuses)
+{
+    if (head >= depth || count > depth) {
+        return sx_refuse(s, "%s FIFO has head %u and count %u, not below %u and at most %u",
+                         name, head, count, depth, depth);
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t v = fifo[(head + i) % depth];
+        if (!(v & (1u << 31)) || (v & 0x7fff0000) || (v & 0xff) >= slots ||
+            ((v >> 8) & 0xff) > statuses) {
+            return sx_refuse(s, "%s FIFO entry %u is 0x%x, not a valid slot below %u", name,
+                             i, v, slots);
+        }
+    }
+    return 0;
+}
+
+static int sx_post_load(void *opaque, int version_id)
+{
+    SxState *s = opaque;
+    const uint32_t irqs = SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK;
+
+    if (s->ctrl & ~SX_CTRL_ENABLE) {
+        return sx_refuse(s, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
+    }
+    if ((s->irq_status | s->irq_mask) & ~irqs) {
+        return sx_refuse(s, "irq_status 0x%x or irq_mask 0x%x has bits of no cause",
+                         s->irq_status, s->irq_mask);
+    }
+    if (s->error > SX_ERR_RX_SLOT) {
+        return sx_refuse(s, "error %u is not an SX_ERR_*", s->error);
+    }
+    if (s->nodes < 1 || s->nodes > RL_MAX_NODES) {
+        return sx_refuse(s, "nodes %u is not 1..%d", s->nodes, RL_MAX_NODES);
+    }
+    if (s->bus.n != s->bus_channels) {
+        return sx_refuse(s, "bus has %u channels, this board bus-channels=%u", s->bus.n,
+                         s->bus_channels);
+    }
+    for (uint32_t i = 0; i < SX_TX_SLOTS; i++) {
+        if (s->tx_state[i] > SX_TX_AWAIT_CONFIRM) {
+            return sx_refuse(s, "tx_state[%u] %u is not a tx slot state", i, s->tx_state[i]);
+        }
+        if (s->tx_state[i] != SX_TX_IDLE && s->tx_dst[i] >= s->nodes) {
+            return sx_refuse(s, "tx_dst[%u] %u is not a node below %u", i, s->tx_dst[i],
+                             s->nodes);
+        }
+        if (s->tx_wire[i].len > SX_MAX_MSG) {
+            return sx_refuse(s, "tx_wire[%u].len %u is more than %d", i, s->tx_wire[i].len,
+                             SX_MAX_MSG);
+        }
+    }
+    for (uint32_t j = 0; j < SX_RX_SLOTS; j++) {
+        /* a DMA holds a message, which a snapshot does not: none is in the stream */
+        if (s->rx_state[j] != SX_RX_FREE && s->rx_state[j] != SX_RX_HOST) {
+            return sx_refuse(s, "rx_state[%u] %u is not free or held by the host", j,
+                             s->rx_state[j]);
+        }
+    }
+    if (sx_fifo_check(s, "TX_COMPLETE", s->txc_fifo, s->txc_head, s->txc_count, SX_TXC_DEPTH,
+                      SX_TX_SLOTS, SX_ERR_RX_SLOT) ||
+        sx_fifo_check(s, "RX_POP", s->rxp_fifo, s->rxp_head, s->rxp_count, SX_RX_SLOTS,
+                      SX_RX_SLOTS, 0)) {
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_sx_wire = {
+    .name = "retrolink-sx-wire",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(type, SxWire),
+        VMSTATE_UINT8(slot, SxWire),
+        VMSTATE_UINT16(rsvd, SxWire),
+        VMSTATE_UINT32(tag, SxWire),
+        VMSTATE_UINT32(len, SxWire),
+        VMSTATE_UINT32(gen, SxWire),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_sx = {
+    .name = TYPE_RETROLINK_SX,
+    .version_id = 3,
+    .minimum_version_id = 3,
+    .pre_save = sx_pre_save,
+    .pre_load = sx_pre_load,
+    .post_load = sx_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, SxState),
+        VMSTATE_UINT32(ctrl, SxState),
+        VMSTATE_UINT64(ready_at, SxState),
+        VMSTATE_UINT32(irq_status, SxState),
+        VMSTATE_UINT32(irq_mask, SxState),
+        VMSTATE_UINT32(error, SxState),
+        VMSTATE_UINT32(peers_up, SxState),
+        VMSTATE_UINT32(tx_msgs, SxState),
+        VMSTATE_UINT32(rx_msgs, SxState),
+        VMSTATE_UINT32(tx_errors, SxState),
+        VMSTATE_UINT32(bad_doorbells, SxState),
+        VMSTATE_UINT32_ARRAY(tx_state, SxState, SX_TX_SLOTS),
+        VMSTATE_UINT32_ARRAY(tx_gen, SxState, SX_TX_SLOTS),
+        VMSTATE_UINT32_ARRAY(tx_dst, SxState, SX_TX_SLOTS),
+        VMSTATE_UINT32_ARRAY(rx_state, SxState, SX_RX_SLOTS),
+        VMSTATE_UINT32_ARRAY(txc_fifo, SxState, SX_TXC_DEPTH),
+        VMSTATE_UINT32(txc_head, SxState),
+        VMSTATE_UINT32(txc_count, SxState),
+        VMSTATE_UINT32_ARRAY(rxp_fifo, SxState, SX_RX_SLOTS),
+        VMSTATE_UINT32(rxp_head, SxState),
+        VMSTATE_UINT32(rxp_count, SxState),
+        /* the board's internals */
+        VMSTATE_UINT32(nodes, SxState),
+        VMSTATE_BUFFER_UNSAFE(tx_data, SxState, 0, sizeof(((SxState *)0)->tx_data)),
+        VMSTATE_STRUCT_ARRAY(tx_wire, SxState, SX_TX_SLOTS, 0, vmstate_sx_wire, SxWire),
+        VMSTATE_RL_SCHED(sched, SxState),
+        VMSTATE_RL_SERVER(cpu, SxState),
+        VMSTATE_RL_CHANNELS(bus, SxState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /* ---- QOM ------------------------------------------------------------------- */
 
 /*
@@ -775,6 +1043,9 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, 2, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_PREFETCH,
                      &s->window);
     rl_sched_init(&s->sched, sx_event, s);
+    char owner[64];
+    snprintf(owner, sizeof(owner), "retrolink-sx node %u", s->node);
+    rl_sched_set_check(&s->sched, owner, sx_event_check);
 
     if (!s->fabric) {
         s->nodes = 1;           /* a lone board: every destination fails */
@@ -791,17 +1062,8 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
         error_prepend(errp, "retrolink-sx: ");
         goto fail_sched;
     }
-    error_setg(&s->migration_blocker, "retrolink-sx: the SXM's in-flight messages and "
-               "the fabric connection are not migratable");
-    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
-        goto fail_link;         /* it freed the blocker */
-    }
     return;
 
-fail_link:
-    rl_port_close(s->port);     /* the last port of the node closes the connection */
-    s->port = NULL;
-    s->peers_up = 0;
 fail_sched:
     rl_sched_destroy(&s->sched);
 fail_msi:
@@ -811,20 +1073,12 @@ fail_msi:
 static void sx_exit(PCIDevice *pdev)
 {
     SxState *s = RETROLINK_SX(pdev);
-    SxMsg *m;
 
     rl_port_close(s->port);
     s->port = NULL;
     sx_board_reset(s);
-    rl_sched_filter(&s->sched, sx_keep_link_events, s);
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        g_free(rl_sched_nth(&s->sched, i)->ptr);
-    }
+    rl_sched_filter(&s->sched, sx_drop_event, s);
     rl_sched_destroy(&s->sched);
-    while ((m = g_queue_pop_head(&s->waiting))) {
-        g_free(m);
-    }
-    migrate_del_blocker(&s->migration_blocker);
     msi_uninit(pdev);
 }
 
@@ -832,36 +1086,6 @@ static void sx_reset(DeviceState *dev)
 {
     sx_board_reset(RETROLINK_SX(dev));
 }
-
-static const VMStateDescription vmstate_sx = {
-    .name = TYPE_RETROLINK_SX,
-    .version_id = 2,
-    .minimum_version_id = 2,
-    .fields = (const VMStateField[]) {
-        VMSTATE_PCI_DEVICE(parent_obj, SxState),
-        VMSTATE_UINT32(ctrl, SxState),
-        VMSTATE_UINT64(ready_at, SxState),
-        VMSTATE_UINT32(irq_status, SxState),
-        VMSTATE_UINT32(irq_mask, SxState),
-        VMSTATE_UINT32(error, SxState),
-        VMSTATE_UINT32(peers_up, SxState),
-        VMSTATE_UINT32(tx_msgs, SxState),
-        VMSTATE_UINT32(rx_msgs, SxState),
-        VMSTATE_UINT32(tx_errors, SxState),
-        VMSTATE_UINT32(bad_doorbells, SxState),
-        VMSTATE_UINT32_ARRAY(tx_state, SxState, SX_TX_SLOTS),
-        VMSTATE_UINT32_ARRAY(tx_gen, SxState, SX_TX_SLOTS),
-        VMSTATE_UINT32_ARRAY(tx_dst, SxState, SX_TX_SLOTS),
-        VMSTATE_UINT32_ARRAY(rx_state, SxState, SX_RX_SLOTS),
-        VMSTATE_UINT32_ARRAY(txc_fifo, SxState, SX_TXC_DEPTH),
-        VMSTATE_UINT32(txc_head, SxState),
-        VMSTATE_UINT32(txc_count, SxState),
-        VMSTATE_UINT32_ARRAY(rxp_fifo, SxState, SX_RX_SLOTS),
-        VMSTATE_UINT32(rxp_head, SxState),
-        VMSTATE_UINT32(rxp_count, SxState),
-        VMSTATE_END_OF_LIST()
-    },
-};
 
 /* Defaults are the paper's (sure-sx.md); machines/sure-sx.toml names each source. */
 static const Property sx_properties[] = {

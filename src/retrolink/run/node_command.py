@@ -54,6 +54,9 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         # a snapshot is taken of a stopped VM: without this, one started from it would
         # stay stopped (docs/snapshots.md)
         argv += ["-global", "migration.store-global-state=off"]
+        # and no RARP announcements of QEMU's own after a load: on a host timer, they
+        # would be frames nobody's guest sent
+        argv += ["-global", "migration.announce-rounds=0"]
     argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",

@@ -243,18 +243,29 @@ class SnapshotMaker(threading.Thread):
             self.problem = str(e) or type(e).__name__
         finally:
             for m in monitors:
-                try:
-                    if m.cmd("query-status")["status"] in ("paused", "postmigrate"):
-                        m.cmd("cont")
-                    m.close()
-                except Exception:    # noqa: BLE001 - the node may have gone
-                    pass
+                self._resume(m)
         if self.problem:
             shutil.rmtree(self.build, ignore_errors=True)
             if not self.stopping.is_set():
                 say(f"no snapshot made: {self.problem}")
             return
         self.made = publish(self.build, self.key, len(self.qmp_paths))
+
+    @staticmethod
+    def _resume(m) -> None:
+        """cont, until QEMU takes it: just after a failed save it may refuse for a while
+        ("Migration is not finalized yet")."""
+        for _ in range(250):
+            try:
+                if m.cmd("query-status")["status"] in ("paused", "postmigrate"):
+                    m.cmd("cont")
+                break
+            except Exception:        # noqa: BLE001 - not yet, or the node has gone
+                time.sleep(0.02)
+        try:
+            m.close()
+        except Exception:            # noqa: BLE001 - the node may have gone
+            pass
 
     def _migrated(self, m, n: int) -> bool:
         info = m.cmd("query-migrate")

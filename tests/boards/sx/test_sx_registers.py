@@ -170,24 +170,17 @@ def test_registers_take_32_bit_accesses_only(artifacts, tmp_path):
 
 
 def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path):
-    """Hotplugged with -only-migratable, the board connects to the fabric, then fails to
-    add its migration blocker. Realize left the link's sync timer armed for the first
-    grant: there it called the freed board (ASan: heap-use-after-free in sx_promise).
-    Realize now undoes its steps: the link says BYE at once and nothing fires; a board
-    that fails before the link (no fabric) leaves the slot usable for the next one."""
-    from retrolink import wire
+    """Hotplugged with -only-migratable, the board once connected to the fabric and then
+    failed to add its migration blocker, and realize left the link's sync timer armed for
+    the first grant: there it called the freed board (ASan: heap-use-after-free in
+    sx_promise). Realize now undoes its steps. The board has no blocker any more (it is
+    migratable: test_sx_snapshot.py), so -only-migratable takes it, and the last step that
+    can fail is the link: a board that cannot reach its fabric leaves MSI, its BARs and its
+    event queue behind it undone, and the slot usable for the next one."""
     from retrolink.fuzz.engine import SANITIZER_ENV
-    from retrolink.qtest.fake_fabric import FakeFabric
-    sock = tmp_path / "fabric.sock"
-    fabric = FakeFabric(sock, 2, 1_000_000, lambda m: [wire.grant(0, wire.NEVER)])
     q = Qtest(asan_qemu, ["-only-migratable", "-device", "pcie-root-port,id=rp"],
               tmp_path / "qemu.log", env=SANITIZER_ENV, qmp=True)
     try:
-        r = q.qmp("device_add", driver="retrolink-sx", bus="rp", fabric=str(sock))
-        assert "only-migratable" in r["error"]["desc"], r
-        q.clock_step(2_000_000)                 # past the grant the link had armed
-        assert fabric.wait_for(wire.BYE)        # from realize: the link is closed
-        assert [m["type"] for m in fabric.received] == [wire.HELLO, wire.ATTACH, wire.BYE]
         r = q.qmp("device_add", driver="retrolink-sx", bus="rp", fabric=str(tmp_path / "none"))
         assert "retrolink-sx: cannot connect to the fabric" in r["error"]["desc"], r
         q.clock_step(2_000_000)
@@ -195,10 +188,8 @@ def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path
         q.clock_step(2_000_000)
     finally:
         status = q.close()
-        fabric.stop()
     log = (tmp_path / "qemu.log").read_text()
     assert status == 0 and "Sanitizer" not in log, log[-3000:]
-    assert not fabric.violations, fabric.violations
 
 
 def test_trace_events_name_registers_and_refusals(artifacts, tmp_path):
