@@ -79,7 +79,7 @@ def test_stale_snapshots_are_never_used(artifacts, snapshots):
     run(artifacts, machine)
     (snap,) = made(snapshots)
     # a parameter that reaches a board: another key, another snapshot
-    other = load_machine("sx-pair", parse_overrides(["boards.sx.recv_insns=800"]))
+    other = load_machine("sx-pair", parse_overrides(["boards.sx.sxm.recv_insns=800"]))
     _, r = run(artifacts, other)
     assert len(made(snapshots)) == 2
     assert "started at the boot barrier" not in (r.run_dir / "fabric.log").read_text()
