@@ -164,10 +164,10 @@ def make_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_fuzz)
 
     for name, helptext in (("demo", "set up everything, boot the SURE-SX cluster, print its "
-                            "benchmark table"), ("bench", "run a benchmark: sx, net, fabric")):
+                            "benchmark table"), ("bench", "run a benchmark: sx, net, fabric, boot")):
         s = sub.add_parser(name, help=helptext)
         if name == "bench":
-            s.add_argument("which", choices=["sx", "net", "fabric"])
+            s.add_argument("which", choices=["sx", "net", "fabric", "boot"])
         s.add_argument("--machine", default=DEFAULT_MACHINE)
         s.add_argument("--set", action="append", metavar="NAME=VALUE")
         s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")
@@ -176,8 +176,8 @@ def make_parser() -> argparse.ArgumentParser:
         s.add_argument("--cold", action="store_true", help=COLD_HELP)
         if name == "bench":
             s.add_argument("--nodes", type=_node_counts, metavar="N,N,...",
-                           help="fabric: node counts to measure (default: 2,4,8, those the "
-                           "machine's networks can have)")
+                           help="fabric, boot: node counts to measure (default: fabric 2,4,8, "
+                           "boot 2,8,16; those the machine's networks can have)")
             s.add_argument("--rounds", type=int, default=3, choices=range(1, 10),
                            metavar="R", help="fabric: busy rounds per node count (default 3)")
             s.add_argument("--transport", choices=["shared", "socket"], default="shared",

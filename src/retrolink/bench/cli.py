@@ -35,6 +35,13 @@ def bench_main(args) -> int:
     for key, values in sweeps:
         for v in values:
             load_machine(args.machine, {**overrides, key: v})
+    if args.which == "boot":
+        from retrolink.bench.boot import bench_boot
+        from retrolink.bench.fabric import node_counts
+        args.nodes = node_counts(args.machine, overrides, args.nodes or [2, 8, 16])
+        start = time.monotonic()
+        _write_json(args, bench_boot(args, overrides), time.monotonic() - start)
+        return 0
     if args.which == "fabric":
         from retrolink.bench.fabric import bench_fabric, node_counts
         args.nodes = node_counts(args.machine, overrides, args.nodes)

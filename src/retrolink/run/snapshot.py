@@ -201,6 +201,10 @@ def enforce_cap(keep: Path | None = None) -> None:
             total -= size
 
 
+class _ClusterGone(Exception):
+    """The cluster stopped before the snapshot was made: its run says why."""
+
+
 class SnapshotMaker(threading.Thread):
     """During a cold boot that makes a snapshot: wait until every node has stopped at
     the barrier (the fabric asked them to), save each (QMP migrate to a file), resume
@@ -217,69 +221,93 @@ class SnapshotMaker(threading.Thread):
 
     def run(self) -> None:
         import asyncio
-        from qemu.qmp.legacy import QEMUMonitorProtocol
-        asyncio.set_event_loop(asyncio.new_event_loop())    # the QMP client runs one here
-        monitors = []
         try:
-            for p in self.qmp_paths:
-                m = QEMUMonitorProtocol(str(p))
-                self._wait(lambda: p.exists(), f"{p.name} to appear")
-                m.connect()
-                monitors.append(m)
-            for n, m in enumerate(monitors):
-                self._wait(lambda: m.cmd("query-status")["status"] == "paused",
-                           f"node{n} to stop at the barrier")
-            started = time.monotonic()
-            for n, m in enumerate(monitors):
-                # a stopped VM to a local file: no reason for QEMU's default 128 MiB/s cap
-                m.cmd("migrate-set-parameters", **{"max-bandwidth": MIGRATE_BYTES_PER_S})
-                m.cmd("migrate", uri=f"file:{Snapshot(self.build, 0).node_file(n)}")
-            for n, m in enumerate(monitors):
-                self._wait(lambda: self._migrated(m, n), f"node{n}'s snapshot")
-            self.saved_s = time.monotonic() - started
-            state = self.build / FABRIC_STATE
-            self._wait(state.exists, "the fabric's state")
+            asyncio.run(self._make())
+        except _ClusterGone as e:
+            self.problem = str(e)           # the run says what happened to the cluster
         except Exception as e:       # noqa: BLE001 - any failure: the run goes on cold
             self.problem = str(e) or type(e).__name__
-        finally:
-            for m in monitors:
-                self._resume(m)
+            if not (self.stopping.is_set() or not self.alive()):
+                say(f"no snapshot made: {self.problem}")
         if self.problem:
             shutil.rmtree(self.build, ignore_errors=True)
-            if not self.stopping.is_set():
-                say(f"no snapshot made: {self.problem}")
             return
         self.made = publish(self.build, self.key, len(self.qmp_paths))
 
-    @staticmethod
-    def _resume(m) -> None:
-        """cont, until QEMU takes it: just after a failed save it may refuse for a while
-        ("Migration is not finalized yet")."""
-        for _ in range(250):
-            try:
-                if m.cmd("query-status")["status"] in ("paused", "postmigrate"):
-                    m.cmd("cont")
-                break
-            except Exception:        # noqa: BLE001 - not yet, or the node has gone
-                time.sleep(0.02)
+    async def _make(self) -> None:
+        import asyncio
+        from qemu.qmp import QMPClient
+        nodes = []
         try:
-            m.close()
-        except Exception:            # noqa: BLE001 - the node may have gone
-            pass
+            for n, p in enumerate(self.qmp_paths):
+                await self._wait(lambda: p.exists(), f"{p.name} to appear")
+                c = QMPClient(f"node{n}")
+                await c.connect(str(p))
+                nodes.append(c)
+            for n, c in enumerate(nodes):
+                await self._wait(lambda: self._status(c, "paused"),
+                                 f"node{n} to stop at the barrier")
+            started = time.monotonic()
+            for n, c in enumerate(nodes):
+                # a stopped VM to a local file: no reason for QEMU's default 128 MiB/s cap
+                await c.execute("migrate-set-parameters", {"max-bandwidth": MIGRATE_BYTES_PER_S})
+                await c.execute("migrate", {"uri": f"file:{Snapshot(self.build, 0).node_file(n)}"})
+            for n, c in enumerate(nodes):
+                await self._wait(lambda: self._migrated(c, n), f"node{n}'s snapshot")
+            self.saved_s = time.monotonic() - started
+            state = self.build / FABRIC_STATE
+            await self._wait(lambda: state.exists(), "the fabric's state")
+        finally:
+            # all at once: a node resumed waits for the others, holding up its monitor
+            await asyncio.gather(*(self._resume(c) for c in nodes), return_exceptions=True)
 
-    def _migrated(self, m, n: int) -> bool:
-        info = m.cmd("query-migrate")
+    @staticmethod
+    async def _status(c, want: str) -> bool:
+        return (await c.execute("query-status"))["status"] == want
+
+    @staticmethod
+    async def _resume(c) -> None:
+        """cont, once QEMU can take it: just after a save its state is 'finish-migrate'
+        for a while, and cont is refused ("Migration is not finalized yet")."""
+        import asyncio
+        from qemu.qmp import ExecuteError
+        try:
+            for _ in range(1500):
+                status = (await c.execute("query-status"))["status"]
+                if status == "running":
+                    return
+                if status in ("paused", "postmigrate"):
+                    try:
+                        await c.execute("cont")
+                        return
+                    except ExecuteError:
+                        pass         # refused for now
+                await asyncio.sleep(0.02)
+        finally:
+            await c.disconnect()
+
+    @staticmethod
+    async def _migrated(c, n: int) -> bool:
+        info = await c.execute("query-migrate")
         status = info.get("status")
         if status == "failed":
             raise RuntimeError(f"node{n}'s QEMU could not save its state: "
                                f"{info.get('error-desc', 'no reason given')}")
         return status == "completed"
 
-    def _wait(self, ready, what: str) -> None:
+    async def _wait(self, ready, what: str) -> None:
+        """Until ready() (a function, or one returning an awaitable) is true."""
+        import asyncio
+        import inspect
         deadline = time.monotonic() + SAVE_TIMEOUT_S
-        while not ready():
+        while True:
+            r = ready()
+            if inspect.isawaitable(r):
+                r = await r
+            if r:
+                return
             if self.stopping.is_set() or not self.alive():
-                raise RuntimeError(f"the cluster stopped while waiting for {what}")
+                raise _ClusterGone(f"the cluster stopped while waiting for {what}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"waited {SAVE_TIMEOUT_S} s for {what}")
-            time.sleep(0.02)
+            await asyncio.sleep(0.02)

@@ -1,0 +1,80 @@
+"""`retrolink bench boot`: wall time from the command to every node ready for its command
+(docs/snapshots.md), at each node count, three ways:
+- cold: every node from its kernel, no snapshot (--cold);
+- making: a cold boot that saves the snapshot at the boot barrier on its way;
+- snapshot: from that snapshot.
+A node is ready when its command's first line appears: the command is `echo MARK ready`.
+Each count gets a snapshot folder of its own, removed afterwards, so that nothing cached
+from earlier runs is measured.
+"""
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from retrolink.model.machine import load_machine
+from retrolink.progress import StepFailed, say
+from retrolink.run.runner import run_cluster
+
+WAYS = ("cold", "making", "snapshot")
+
+
+def _ready_s(machine, art, way: str) -> float:
+    """Seconds from starting the cluster to the last node's MARK."""
+    nodes = machine.cluster.nodes
+    start = time.monotonic()
+    result = run_cluster(machine, art, {n: "echo MARK ready" for n in range(nodes)},
+                         f"bench-boot-{way}")
+    if not result.ok:
+        raise StepFailed(f"boot benchmark ({nodes} nodes, {way}) failed: "
+                         + "; ".join(result.problems) + f" (logs: {result.run_dir})")
+    # marks are timed from the start of the wait (its wall_s runs from there to the
+    # end): add what starting took
+    starting = (time.monotonic() - start) - result.wall_s
+    return starting + max(result.marks[(n, "ready")] for n in range(nodes))
+
+
+def measure(machine_name: str, overrides: dict, nodes: int, art) -> dict:
+    machine = load_machine(machine_name, {**overrides, "cluster.nodes": nodes})
+    point = {"nodes": nodes}
+    saved = {k: os.environ.get(k) for k in ("RETROLINK_SNAPSHOTS", "RETROLINK_COLD")}
+    folder = Path(tempfile.mkdtemp(prefix="retrolink-bench-boot-"))
+    try:
+        os.environ["RETROLINK_SNAPSHOTS"] = str(folder)
+        for way in WAYS:
+            say(f"  {nodes} nodes, {way}")
+            if way == "cold":
+                os.environ["RETROLINK_COLD"] = "1"
+            else:
+                os.environ.pop("RETROLINK_COLD", None)
+            point[way] = _ready_s(machine, art, way)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return point
+
+
+def table(name: str, points: list[dict]) -> str:
+    lines = [f"cluster ready (wall s from the command to every node's command running), "
+             f"machine {name}",
+             f"{'nodes':>5} {'cold':>8} {'making':>8} {'snapshot':>9}"]
+    for p in points:
+        lines.append(f"{p['nodes']:>5} {p['cold']:8.1f} {p['making']:8.1f} {p['snapshot']:9.1f}")
+    return "\n".join(lines)
+
+
+def bench_boot(args, overrides: dict) -> dict:
+    from retrolink.build.pipeline import build_all
+    art = build_all()
+    name = load_machine(args.machine, overrides).cluster.name
+    if not load_machine(args.machine, overrides).boot_barrier:
+        raise StepFailed(f"{name} has no boot barrier (no fabric, or synthetic nodes): it "
+                         "always boots cold (docs/snapshots.md)")
+    points = [measure(args.machine, overrides, n, art) for n in args.nodes]
+    print(table(name, points), flush=True)
+    return {"machine": name, "overrides": overrides, "points": points}
