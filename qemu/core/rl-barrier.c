@@ -6,8 +6,10 @@
  * network is up, before it reads its command. The node is then held at that
  * instant (rl_link_barrier_arrive) until every node has arrived; the fabric picks
  * the barrier's time T, the latest arrival, and runs every node to T, where a
- * snapshot may be taken. The guest polls the port: it reads BARRIER_PASSED from
- * the first read at or after T, BARRIER_WAITING before. A run from a snapshot
+ * snapshot may be taken. The guest reads the port: BARRIER_PASSED from the first
+ * read at or after T, BARRIER_WAITING before; and the four ports after it, the
+ * microseconds left to T (little-endian, latched when the first is read), so that
+ * it sleeps to T at once rather than polling. A run from a snapshot
  * starts at T with this device's state loaded, so its guest sees exactly what a
  * cold boot's does. Without a fabric (no retrolink board) the barrier is passed at
  * once.
@@ -34,6 +36,10 @@ enum {
     RL_BARRIER_PORT_ARRIVE = 1,
     RL_BARRIER_PORT_PASSED = 2,
 };
+#define RL_BARRIER_STATUS       0       /* port offsets */
+#define RL_BARRIER_LEFT_US      1       /* .. 4: microseconds to T */
+#define RL_BARRIER_PORTS        5
+#define RL_BARRIER_UNKNOWN_US   10000   /* before T is known: look again after this */
 
 struct RlBarrierState {
     ISADevice parent_obj;
@@ -44,12 +50,29 @@ struct RlBarrierState {
     bool arrived;
     bool time_known;
     uint64_t time;          /* the barrier's time T, once known */
+    uint32_t left_us;       /* latched by a read of RL_BARRIER_LEFT_US */
 };
+
+static uint32_t rl_barrier_left_us(RlBarrierState *s)
+{
+    uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (!s->time_known) {
+        return RL_BARRIER_UNKNOWN_US;
+    }
+    return now >= s->time ? 0 : MIN(DIV_ROUND_UP(s->time - now, 1000), UINT32_MAX);
+}
 
 static uint64_t rl_barrier_read(void *opaque, hwaddr addr, unsigned size)
 {
     RlBarrierState *s = opaque;
 
+    if (addr >= RL_BARRIER_LEFT_US) {
+        if (addr == RL_BARRIER_LEFT_US) {
+            s->left_us = s->arrived ? rl_barrier_left_us(s) : RL_BARRIER_UNKNOWN_US;
+        }
+        return extract32(s->left_us, 8 * (addr - RL_BARRIER_LEFT_US), 8);
+    }
     if (s->time_known && qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) >= s->time) {
         return RL_BARRIER_PORT_PASSED;
     }
@@ -69,7 +92,7 @@ static void rl_barrier_write(void *opaque, hwaddr addr, uint64_t val, unsigned s
 {
     RlBarrierState *s = opaque;
 
-    if (val != RL_BARRIER_PORT_ARRIVE || s->arrived) {
+    if (addr != RL_BARRIER_STATUS || val != RL_BARRIER_PORT_ARRIVE || s->arrived) {
         return;                 /* one arrival per boot; anything else is ignored */
     }
     s->arrived = true;
@@ -108,6 +131,7 @@ static const VMStateDescription vmstate_rl_barrier = {
         VMSTATE_BOOL(arrived, RlBarrierState),
         VMSTATE_BOOL(time_known, RlBarrierState),
         VMSTATE_UINT64(time, RlBarrierState),
+        VMSTATE_UINT32(left_us, RlBarrierState),
         VMSTATE_END_OF_LIST()
     }
 };
@@ -117,7 +141,8 @@ static void rl_barrier_realize(DeviceState *d, Error **errp)
     ISADevice *dev = ISA_DEVICE(d);
     RlBarrierState *s = RL_BARRIER(d);
 
-    memory_region_init_io(&s->io, OBJECT(dev), &rl_barrier_ops, s, TYPE_RL_BARRIER, 1);
+    memory_region_init_io(&s->io, OBJECT(dev), &rl_barrier_ops, s, TYPE_RL_BARRIER,
+                          RL_BARRIER_PORTS);
     memory_region_add_subregion(isa_address_space_io(dev), s->iobase, &s->io);
 }
 

@@ -470,6 +470,7 @@ static bool rl_barrier_hold(RlLink *l, uint64_t now)
     }
     /* never past the barrier's time, whatever grant the node held when it arrived */
     l->grant = l->barrier_t;
+    trace_retrolink_link_grant(l->node, l->grant);
     if (l->ls) {
         rl_lockstep_set_grant(l->ls, l->grant);
     }
@@ -554,8 +555,20 @@ static void rl_sync_cb(void *opaque)
                      PRIu64 " (timer armed at %" PRIu64 ", cpu idle now: %d)", l->node,
                      now, l->grant, l->armed_at, first_cpu && cpu_thread_is_idle(first_cpu));
     }
-    if (l->barrier == RL_BS_ARRIVED && !rl_barrier_hold(l, now)) {
-        return;
+    if (l->barrier == RL_BS_ARRIVED) {
+        if (!rl_barrier_hold(l, now)) {
+            return;
+        }
+        if (now < l->barrier_t) {
+            /* not a sync point at a grant: publish the promise, run to the barrier */
+            uint64_t guest;
+            l->promised = rl_node_promise(l, now, &guest);
+            if (l->ls) {
+                rl_lockstep_sync_point(l, now, l->promised);
+            }
+            rl_arm(l);
+            return;
+        }
     }
     if (l->barrier == RL_BS_RUNNING && now >= l->barrier_t) {
         if (l->barrier_save) {
