@@ -209,6 +209,8 @@ struct fabric {
     uint64_t *caused;         /* per network, sync_compute's F */
     uint8_t *relaxed;         /* per node, sync_compute: an alive VM node (it may react) */
     struct rl_lockstep *ls;   /* the lock-step file, shared with the nodes */
+    struct rl_ls_static ls_static; /* its static part, our own copy: the one we compute
+                                      with (anyone with the file can write the file's) */
     char lockstep_path[4096 + 16];
     bool stalled;             /* a stall has been reported and goes on */
     struct barrier barrier;

@@ -37,8 +37,13 @@ void lockstep_create(struct fabric *f)
 
 void lockstep_start(struct fabric *f)
 {
-    struct rl_ls_static *s = &f->ls->s;
+    struct rl_ls_static *s = &f->ls_static;
+    char why[160];
 
+    /* built in our own memory, then copied out: what we compute with stays ours */
+    memset(s, 0, sizeof(*s));
+    s->magic = RL_LS_MAGIC;
+    s->version = RL_LS_VERSION;
     s->nnodes = f->nnodes;
     s->nnets = f->nnets;
     for (uint32_t i = 0; i < f->nnets; i++) {
@@ -56,6 +61,11 @@ void lockstep_start(struct fabric *f)
         /* only a VM node's QEMU may publish (anyone can write "active" in a slot) */
         n->lockstep = n->kind == NODE_VM && rl_ls_load(&f->ls->node[k].active) != 0;
     }
+    /* what the configuration allows always passes: a failure is the fabric's bug */
+    if (!rl_ls_static_check(s, 0, why, sizeof(why))) {
+        fabric_fatal(EXIT_RUNTIME, "internal error: the lock-step file's static part: %s", why);
+    }
+    memcpy(&f->ls->s, s, sizeof(*s));
 }
 
 /*

@@ -89,15 +89,6 @@ static void arrivals_reached(struct fabric *f, struct node *n, uint64_t t)
     }
 }
 
-/* Names of enum drop_reason: in the stats (unchanged JSON keys) and in the trace. */
-const char *const drop_reason_name[DROP_REASONS] = {
-    [DROP_DEST_DOWN] = "destination down",
-    [DROP_UNKNOWN_DEST] = "unknown destination",
-    [DROP_OVERSIZE] = "oversize",
-    [DROP_BROADCAST_UNSUPPORTED] = "broadcast unsupported",
-    [DROP_EXCESS_COLLISIONS] = "excess collisions",
-    [DROP_QUEUE_FULL] = "queue full",
-};
 static const char *const drop_trace_name[DROP_REASONS] = {
     [DROP_DEST_DOWN] = "drop:destination_down",
     [DROP_UNKNOWN_DEST] = "drop:unknown_destination",

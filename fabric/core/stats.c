@@ -4,6 +4,16 @@
 
 #include "stats.h"
 
+/* Names of enum drop_reason: in the stats (unchanged JSON keys) and in the trace. */
+const char *const drop_reason_name[DROP_REASONS] = {
+    [DROP_DEST_DOWN] = "destination down",
+    [DROP_UNKNOWN_DEST] = "unknown destination",
+    [DROP_OVERSIZE] = "oversize",
+    [DROP_BROADCAST_UNSUPPORTED] = "broadcast unsupported",
+    [DROP_EXCESS_COLLISIONS] = "excess collisions",
+    [DROP_QUEUE_FULL] = "queue full",
+};
+
 void json_string(FILE *out, const char *s)
 {
     fputc('"', out);

@@ -17,34 +17,12 @@
  * guest send on another). A node on no network has A = never.
  * A shortest-path fixed point: E only decreases, so at most n rounds. The
  * networks, least latencies and reaction times are in the lock-step file's static
- * part (lockstep_start), so that the nodes' own computation reads the same ones.
+ * part (lockstep_start), so that the nodes' own computation reads the same ones; the
+ * fabric reads its own copy of it (f->ls_static), never the file.
  */
 #include <stdlib.h>
 
 #include "fabric.h"
-
-uint64_t node_arrival_floor(const struct node *n)
-{
-    return sat_add(pa_min(&n->arrivals), n->reaction);
-}
-
-uint64_t node_send_floor(const struct node *n)
-{
-    return min64(n->promise, node_arrival_floor(n));
-}
-
-bool node_counts(const struct node *n)
-{
-    return n->kind == NODE_SYNTHETIC ? n->syn_left > 0 : n->alive;
-}
-
-uint64_t node_floor(const struct node *n)
-{
-    if (!node_counts(n)) {
-        return NEVER;
-    }
-    return n->kind == NODE_SYNTHETIC ? n->syn_next : node_send_floor(n);
-}
 
 void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
 {
@@ -55,5 +33,5 @@ void sync_compute(struct fabric *f, uint64_t *e, uint64_t *a)
         e[k] = node_floor(n);
     }
     /* the nodes compute their own grants with the same function (lockstep.h) */
-    rl_ls_grants(&f->ls->s, f->relaxed, f->caused, e, a);
+    rl_ls_grants(&f->ls_static, f->relaxed, f->caused, e, a);
 }

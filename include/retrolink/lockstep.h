@@ -22,12 +22,20 @@
  * Every slot and the fabric block are seqlocks (odd while being written), one
  * writer each. Shared by the fabric (fabric/core/lockstep.c) and the QEMU link
  * port (qemu/core/rl-link.c).
+ *
+ * Anything that can open the file can write all of it. Neither side computes from
+ * the file's static part: the fabric from its own (struct fabric's ls_static), a node
+ * from a copy it takes once the cluster has started and that passed
+ * rl_ls_static_check(); the rest of the file holds only times and counts, read
+ * within bounds set by that copy (docs/fabric.md, "A file anyone can write").
  */
 #ifndef RL_LOCKSTEP_H
 #define RL_LOCKSTEP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "retrolink/wire.h"
 
@@ -186,5 +194,129 @@ static inline bool rl_ls_read_valid(const uint64_t *seq, uint64_t begun)
 
 #define rl_ls_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define rl_ls_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/*
+ * The static part is safe to compute with for node (rl_ls_grants, rl_ls_compute_grant:
+ * every index below the arrays' sizes and below nnodes, so that work arrays of nnodes
+ * entries do): the right magic and version, 1 <= nnodes <= RL_MAX_NODES, node <
+ * nnodes, nnets <= RL_MAX_NETWORKS, vm_nodes <= nnodes, and on each network at most
+ * nnodes stations, each a node below nnodes. Else false, with why filled. It only
+ * reads s: check a private copy, not the shared file, which may change meanwhile.
+ */
+static inline bool rl_ls_static_check(const struct rl_ls_static *s, uint32_t node, char *why,
+                                      size_t len)
+{
+    const size_t max_nodes = sizeof(s->reaction) / sizeof(s->reaction[0]);
+    const size_t max_nets = sizeof(s->stations) / sizeof(s->stations[0]);
+    const size_t max_stations = sizeof(s->station_node[0]) / sizeof(s->station_node[0][0]);
+
+    if (s->magic != RL_LS_MAGIC || s->version != RL_LS_VERSION) {
+        snprintf(why, len, "magic %#x version %u, not %#x version %u", s->magic, s->version,
+                 RL_LS_MAGIC, RL_LS_VERSION);
+        return false;
+    }
+    if (s->nnodes < 1 || s->nnodes > max_nodes) {
+        snprintf(why, len, "%u nodes, not 1 to %zu", s->nnodes, max_nodes);
+        return false;
+    }
+    if (node >= s->nnodes) {
+        snprintf(why, len, "%u nodes: no node %u", s->nnodes, node);
+        return false;
+    }
+    if (s->nnets > max_nets) {
+        snprintf(why, len, "%u networks, more than %zu", s->nnets, max_nets);
+        return false;
+    }
+    if (s->vm_nodes > s->nnodes) {
+        snprintf(why, len, "%u VM nodes of %u nodes", s->vm_nodes, s->nnodes);
+        return false;
+    }
+    for (uint32_t i = 0; i < s->nnets; i++) {
+        if (s->stations[i] > s->nnodes || s->stations[i] > max_stations) {
+            snprintf(why, len, "network %u has %u stations, %u nodes", i, s->stations[i],
+                     s->nnodes);
+            return false;
+        }
+        for (uint32_t st = 0; st < s->stations[i]; st++) {
+            if (s->station_node[i][st] >= s->nnodes) {
+                snprintf(why, len, "network %u station %u is node %u of %u", i, st,
+                         s->station_node[i][st], s->nnodes);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/*
+ * A node's grant from the file. RL_LS_OK: *grant is what the rule gives; RL_LS_UNREAD:
+ * the fabric has sent messages the node has not read yet (read them, ask again);
+ * RL_LS_NOT_YET: the reading is not usable (being written, or the fabric has not
+ * consumed every FRAME a node wrote before its publication). RL_LS_OFF is the QEMU
+ * link port's own: the static part failed rl_ls_static_check, the socket only.
+ */
+enum { RL_LS_OK, RL_LS_UNREAD, RL_LS_NOT_YET, RL_LS_OFF };
+
+/* rl_ls_compute_grant's work arrays: nnodes entries each (F: nnets), at least */
+struct rl_ls_work {
+    uint64_t *e, *a, *F, *floor, *consumed;
+    uint8_t *alive;
+};
+
+/*
+ * The grant of node from one consistent reading of the fabric's block b and the
+ * slots (RL_MAX_NODES of them: the file's), and msgs_read, the messages the node has
+ * read from its socket: the whole computation of a node at its sync point, but for
+ * where the file is. s is the node's own copy of the static part, and it must have
+ * passed rl_ls_static_check for node: nothing read from b or the slots is an index.
+ */
+static inline int rl_ls_compute_grant(const struct rl_ls_static *s,
+                                      const struct rl_ls_fabric *b,
+                                      const struct rl_ls_node *slots, uint32_t node,
+                                      uint64_t msgs_read, uint64_t granularity,
+                                      const struct rl_ls_work *w, uint64_t *grant)
+{
+    uint32_t n = s->nnodes;
+
+    uint64_t begun = rl_ls_read_begin(&b->seq);
+    uint64_t sent = rl_ls_load(&b->sent[node]);
+    uint64_t cap = rl_ls_load(&b->cap);
+    for (uint32_t k = 0; k < n; k++) {
+        w->floor[k] = rl_ls_load(&b->floor[k]);
+        w->consumed[k] = rl_ls_load(&b->consumed[k]);
+        w->alive[k] = rl_ls_load(&b->alive[k]);
+    }
+    for (uint32_t i = 0; i < s->nnets; i++) {
+        w->F[i] = rl_ls_load(&b->caused[i]);
+    }
+    if (!rl_ls_read_valid(&b->seq, begun)) {
+        return RL_LS_NOT_YET;
+    }
+    if (sent != msgs_read) {
+        /* a DELIVER (or LINK) the fabric counted is still in our socket */
+        return sent > msgs_read ? RL_LS_UNREAD : RL_LS_NOT_YET;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        const struct rl_ls_node *slot = &slots[k];
+        if (!rl_ls_load(&slot->active) || !w->alive[k]) {
+            w->e[k] = w->floor[k];          /* the fabric's whole view of it */
+            continue;
+        }
+        uint64_t begun_k = rl_ls_read_begin(&slot->seq);
+        uint64_t promise = rl_ls_load(&slot->promise), frames = rl_ls_load(&slot->frames);
+        if (!rl_ls_read_valid(&slot->seq, begun_k) || frames != w->consumed[k]) {
+            /* being written, or a FRAME from before its promise is not consumed */
+            return RL_LS_NOT_YET;
+        }
+        w->e[k] = rl_ls_min(promise, w->floor[k]);
+    }
+    rl_ls_grants(s, w->alive, w->F, w->e, w->a);
+    uint64_t bound = w->a[node];
+    /* a timer fires up to granularity - 1 ns late: leave room for it */
+    *grant = bound == RL_TIME_NEVER ? RL_TIME_NEVER
+             : bound - rl_ls_min(bound, granularity - 1);
+    *grant = rl_ls_min(*grant, cap);   /* the boot barrier's time, while nodes run to it */
+    return RL_LS_OK;
+}
 
 #endif /* RL_LOCKSTEP_H */

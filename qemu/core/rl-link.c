@@ -350,6 +350,9 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t now, uint64_t *grant)
 
     for (unsigned i = 1; l->up; i++) {
         int r = rl_lockstep_grant(l->ls, l->msgs_in, l->granularity, grant);
+        if (r == RL_LS_OFF) {
+            return false;               /* the file failed its check: the socket only */
+        }
         if (r == RL_LS_UNREAD) {
             ssize_t n = rl_read(l, 0);      /* a DELIVER the reading counts on */
             if (n > 0) {
@@ -799,6 +802,9 @@ static void rl_machine_done(Notifier *n, void *data)
     l->vm_state = qemu_add_vm_change_state_handler(rl_vm_state_change, l);
     timerlistgroup_init(&l->hold_tlg, rl_hold_notify, NULL);
     l->hold_timer = timer_new_full(&l->hold_tlg, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, NULL, NULL);
+    if (l->ls) {
+        rl_lockstep_start(l->ls, l->nodes);     /* the static part is final by WELCOME */
+    }
     if (l->ls && !rl_lockstep_crowded(l->ls)) {
         l->progress_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,
                                            QEMU_TIMER_ATTR_EXTERNAL, rl_progress_cb, l);

@@ -12,13 +12,23 @@
 
 struct RlLockstep {
     struct rl_lockstep *map;
+    char *path;
     uint32_t node;
     struct rl_ls_node *slot;     /* ours */
-    int crowded;                 /* -1: not known yet */
+    /*
+     * From rl_lockstep_start on: our copy of the static part, checked, the only one
+     * we compute with (the file's may change under us). usable false: before, or the
+     * file failed the check; the grants come through the socket.
+     */
+    struct rl_ls_static s;
+    bool usable;
+    bool crowded;
+    uint32_t nnodes;             /* the slots we look at (peer_waits); 0 before start */
     /* one reading, and the fixed point's work arrays */
     uint64_t e[RL_MAX_NODES], a[RL_MAX_NODES], F[RL_MAX_NETWORKS];
     uint64_t floor[RL_MAX_NODES], consumed[RL_MAX_NODES];
     uint8_t alive[RL_MAX_NODES];
+    struct rl_ls_work work;      /* pointing at them */
 };
 
 static int rl_cores(void)
@@ -65,9 +75,12 @@ RlLockstep *rl_lockstep_open(const char *socket_path, uint32_t node)
     }
     RlLockstep *ls = g_new0(RlLockstep, 1);
     ls->map = map;
+    ls->path = g_steal_pointer(&path);
     ls->node = node;
     ls->slot = &map->node[node];
-    ls->crowded = -1;
+    ls->crowded = true;
+    ls->work = (struct rl_ls_work){ .e = ls->e, .a = ls->a, .F = ls->F, .floor = ls->floor,
+                                    .consumed = ls->consumed, .alive = ls->alive };
     rl_ls_store(&ls->slot->active, 1);     /* before HELLO: the fabric reads it at start */
     return ls;
 }
@@ -76,19 +89,36 @@ void rl_lockstep_close(RlLockstep *ls)
 {
     if (ls) {
         munmap(ls->map, sizeof(struct rl_lockstep));
+        g_free(ls->path);
         g_free(ls);
     }
 }
 
+bool rl_lockstep_start(RlLockstep *ls, uint32_t nodes)
+{
+    char why[160];
+
+    /* copy first, then check the copy: what is checked is what is used */
+    memcpy(&ls->s, &ls->map->s, sizeof(ls->s));
+    if (rl_ls_static_check(&ls->s, ls->node, why, sizeof(why))) {
+        if (ls->s.nnodes == nodes) {
+            ls->usable = true;
+            ls->nnodes = ls->s.nnodes;
+            ls->crowded = ls->s.vm_nodes > (uint32_t)rl_cores();
+            return true;
+        }
+        snprintf(why, sizeof(why), "%u nodes, but WELCOME said %u", ls->s.nnodes, nodes);
+    }
+    warn_report("retrolink node %u: the lock-step file %s is not sane (%s); grants come "
+                "through the socket for the rest of the run", ls->node, ls->path, why);
+    /* the slot is still ours and still published: the fabric and the peers read it */
+    ls->nnodes = MIN(nodes, RL_MAX_NODES);
+    ls->crowded = true;         /* nothing to spin for */
+    return false;
+}
+
 bool rl_lockstep_crowded(RlLockstep *ls)
 {
-    /*
-     * Once, at the first call (machine-init-done, after WELCOME, so the static
-     * part is written): not a system call at every sync point.
-     */
-    if (ls->crowded < 0) {
-        ls->crowded = ls->map->s.vm_nodes > (uint32_t)rl_cores();
-    }
     return ls->crowded;
 }
 
@@ -124,7 +154,7 @@ void rl_lockstep_set_waiting(RlLockstep *ls, bool waiting)
 
 bool rl_lockstep_peer_waits(RlLockstep *ls)
 {
-    for (uint32_t k = 0; k < ls->map->s.nnodes; k++) {
+    for (uint32_t k = 0; k < ls->nnodes; k++) {
         if (k != ls->node && __atomic_load_n(&ls->map->node[k].waiting, __ATOMIC_SEQ_CST)) {
             return true;
         }
@@ -135,46 +165,10 @@ bool rl_lockstep_peer_waits(RlLockstep *ls)
 int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
                       uint64_t *grant)
 {
-    const struct rl_ls_static *s = &ls->map->s;
-    struct rl_ls_fabric *b = &ls->map->fab;
-    uint32_t n = s->nnodes;
-
-    uint64_t begun = rl_ls_read_begin(&b->seq);
-    uint64_t sent = rl_ls_load(&b->sent[ls->node]);
-    uint64_t cap = rl_ls_load(&b->cap);
-    for (uint32_t k = 0; k < n; k++) {
-        ls->floor[k] = rl_ls_load(&b->floor[k]);
-        ls->consumed[k] = rl_ls_load(&b->consumed[k]);
-        ls->alive[k] = rl_ls_load(&b->alive[k]);
+    if (!ls->usable) {
+        return RL_LS_OFF;
     }
-    for (uint32_t i = 0; i < s->nnets; i++) {
-        ls->F[i] = rl_ls_load(&b->caused[i]);
-    }
-    if (!rl_ls_read_valid(&b->seq, begun)) {
-        return RL_LS_NOT_YET;
-    }
-    if (sent != msgs_read) {
-        /* a DELIVER (or LINK) the fabric counted is still in our socket */
-        return sent > msgs_read ? RL_LS_UNREAD : RL_LS_NOT_YET;
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        struct rl_ls_node *slot = &ls->map->node[k];
-        if (!rl_ls_load(&slot->active) || !ls->alive[k]) {
-            ls->e[k] = ls->floor[k];        /* the fabric's whole view of it */
-            continue;
-        }
-        uint64_t begun_k = rl_ls_read_begin(&slot->seq);
-        uint64_t promise = rl_ls_load(&slot->promise), frames = rl_ls_load(&slot->frames);
-        if (!rl_ls_read_valid(&slot->seq, begun_k) || frames != ls->consumed[k]) {
-            /* being written, or a FRAME from before its promise is not consumed */
-            return RL_LS_NOT_YET;
-        }
-        ls->e[k] = MIN(promise, ls->floor[k]);
-    }
-    rl_ls_grants(s, ls->alive, ls->F, ls->e, ls->a);
-    uint64_t bound = ls->a[ls->node];
-    /* a timer fires up to granularity - 1 ns late: leave room for it */
-    *grant = bound == RL_TIME_NEVER ? RL_TIME_NEVER : bound - MIN(bound, granularity - 1);
-    *grant = MIN(*grant, cap);      /* the boot barrier's time, while nodes run to it */
-    return RL_LS_OK;
+    /* the block's and slots' values are times and counts, none an index: no clamping */
+    return rl_ls_compute_grant(&ls->s, &ls->map->fab, ls->map->node, ls->node, msgs_read,
+                               granularity, &ls->work, grant);
 }

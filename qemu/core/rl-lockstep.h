@@ -31,18 +31,28 @@ void rl_lockstep_set_waiting(RlLockstep *ls, bool waiting);
 bool rl_lockstep_peer_waits(RlLockstep *ls);
 
 /*
- * The grant the rule gives this node now, from one consistent reading, into
- * *grant: RL_LS_OK; RL_LS_UNREAD when the fabric has sent messages this node has
- * not read yet (msgs_read is below its count: read them and ask again);
- * RL_LS_NOT_YET when the reading is not usable (being written, or the fabric has
- * not consumed every FRAME a node wrote before its publication).
+ * Once the cluster started (after WELCOME, which said nodes: the fabric has written
+ * the static part by then): copy the static part, check the copy
+ * (rl_ls_static_check, and nnodes == nodes) and use only it from then on. False if
+ * it failed: warned once, and every grant comes through the socket (RL_LS_OFF); the
+ * slot is still published.
  */
-enum { RL_LS_OK, RL_LS_UNREAD, RL_LS_NOT_YET };
+bool rl_lockstep_start(RlLockstep *ls, uint32_t nodes);
+
+/*
+ * The grant the rule gives this node now, from one consistent reading, into
+ * *grant (rl_ls_compute_grant): RL_LS_OK; RL_LS_UNREAD when the fabric has sent
+ * messages this node has not read yet (msgs_read is below its count: read them and
+ * ask again); RL_LS_NOT_YET when the reading is not usable (being written, or the
+ * fabric has not consumed every FRAME a node wrote before its publication);
+ * RL_LS_OFF before rl_lockstep_start, or when the file failed its check: ask the
+ * fabric on the socket.
+ */
 int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
                       uint64_t *grant);
 
-/* More QEMUs than cores: waiting must yield the core, never spin. Known from the
- * first call on, which must come after WELCOME (the static part is written then). */
+/* More QEMUs than cores (or the socket only): waiting must yield the core, never
+ * spin. Known from rl_lockstep_start on. */
 bool rl_lockstep_crowded(RlLockstep *ls);
 
 #endif /* RL_LOCKSTEP_NODE_H */

@@ -142,3 +142,17 @@ def test_a_slot_whose_time_goes_back_cuts_its_node_off(fabric):
     b.report(b.grant, NEVER)
     with pytest.raises(ConnectionError, match="lock-step slot: time went backwards"):
         a.wait_grant()
+
+
+def test_a_static_part_rewritten_after_the_start_changes_nothing_in_the_fabric(fabric):
+    """Anything that can open the file can write its static part. The fabric computes with
+    its own copy, never the file's (before, 2^32 - 1 nodes there made it run off its
+    arrays): the grants stay the configuration's, and the ASan build sees nothing."""
+    f, file, a, b = two_nodes(fabric, slot_for_a=False)
+    s = file.ls.s
+    s.nnodes, s.nnets, s.vm_nodes = 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF
+    s.latency[0], s.stations[0] = 0, 0xFFFFFFFF
+    s.station_node[0][0] = s.station_node[0][1] = 0xFFFF
+    b.s.sendall(wire.sync(1, 0, 7_000_000))
+    assert a.sync(0, NEVER) == 7_000_000 + L
+    assert b.wait_grant() == NEVER      # a promised nothing at all

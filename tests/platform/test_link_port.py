@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from retrolink import wire
+from retrolink import lockstep, wire
 from retrolink.qtest.client import Qtest
 from retrolink.qtest.fake_fabric import FakeFabric
 from retrolink.qtest.sx_regs import R
@@ -175,3 +175,52 @@ def test_a_delivery_from_a_node_that_is_not_a_peer_is_refused(artifacts, tmp_pat
     assert q.readl(REGS + R.SX_REG_PEERS_UP) == 0
     assert fabric.of_type(wire.FRAME) == []
     assert "DELIVER from a node that is not a peer" in (tmp_path / "qemu.log").read_text()
+
+
+def bad_lockstep_file(sock, bad):
+    """A lock-step file beside sock whose static part is not sane (the fake fabric makes
+    none): what a corrupted or hostile writer could leave there."""
+    ls = lockstep.ffi.new("struct rl_lockstep *")
+    s = ls.s
+    s.magic, s.version = lockstep.lib.RL_LS_MAGIC, lockstep.lib.RL_LS_VERSION
+    s.nnodes, s.nnets, s.vm_nodes, s.stations[0] = 2, 1, 2, 2
+    s.station_node[0][0], s.station_node[0][1] = 0, 1
+    if bad == "nodes":
+        s.nnodes = 0xFFFFFFFF
+    elif bad == "networks":
+        s.nnets = 17
+    elif bad == "station":
+        s.station_node[0][1] = 300
+    elif bad == "welcome":
+        s.nnodes = s.vm_nodes = 3
+    path = lockstep.path_for(sock)
+    path.write_bytes(bytes(lockstep.ffi.buffer(ls)))
+    return path
+
+
+@pytest.mark.parametrize("bad,why", [
+    ("nodes", "4294967295 nodes, not 1 to 256"),
+    ("networks", "17 networks, more than 16"),
+    ("station", "network 0 station 1 is node 300 of 2"),
+    ("welcome", "3 nodes, but WELCOME said 2"),
+])
+def test_a_lockstep_file_that_is_not_sane_leaves_the_grants_to_the_socket(artifacts, tmp_path,
+                                                                         cleanup, bad, why):
+    """The link port copies the file's static part once the cluster has started and
+    computes only with the copy, if it passes rl_ls_static_check. One that does not is
+    warned about once and every grant comes through the socket, exactly as without a
+    file; the node's slot is still published. (Before the check, the first sync point
+    read and wrote out of bounds: with 2^32 - 1 nodes QEMU crashed.)"""
+    path = bad_lockstep_file(tmp_path / "fabric.sock", bad)
+    grants = iter([3_000_000, 3_000_001, NEVER])
+    fabric, q = start(artifacts, tmp_path, 1_000_000, lambda m: [wire.grant(0, next(grants))])
+    cleanup((fabric, q))
+    until(q, 5_000_000)
+    assert [m["time"] for m in fabric.of_type(wire.SYNC)] == [1_000_000, 3_000_000, 3_000_001]
+    log = (tmp_path / "qemu.log").read_text()
+    assert log.count("is not sane") == 1, log
+    assert (f"retrolink node 0: the lock-step file {path} is not sane ({why}); grants come "
+            "through the socket for the rest of the run") in log, log
+    ls = lockstep.ffi.from_buffer("struct rl_lockstep *", bytearray(path.read_bytes()))
+    assert ls.node[0].active == 1 and ls.node[0].syncs >= 3
+    assert ls.node[0].t == 3_000_001
