@@ -120,7 +120,9 @@ static inline uint64_t rl_ls_min(uint64_t a, uint64_t b)
  *   E_k = min(floor_k, A_k + R_k)     (relaxed only for the alive VM nodes)
  *   A_k = min over networks N of k: min(min over stations j != k of E_j + L_N, F_N)
  * e: in, each node's floor; out, E. a: out, A (each node's grant before
- * granularity). E only decreases, so at most nnodes + 1 rounds.
+ * granularity). E only decreases, so at most nnodes + 1 rounds. s: the caller's own
+ * copy, which rl_ls_static_check accepted (never the shared file): e, a and alive
+ * have nnodes entries at least, F nnets.
  */
 static inline void rl_ls_grants(const struct rl_ls_static *s, const uint8_t *alive,
                                 const uint64_t *F, uint64_t *e, uint64_t *a)
