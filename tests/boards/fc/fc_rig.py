@@ -29,7 +29,7 @@ class Rig:
     def __init__(self, artifacts, tmp_path, props: str = "", fabric: bool = True,
                  on_sync=None, extra=(), qemu=None, env=None):
         self.fabric = None
-        args = []
+        props = ",".join(x for x in ("start-us=0", props) if x)
         if fabric:
             sock = tmp_path / "fabric.sock"
             self.fabric = FakeFabric(sock, 2, FIRST_GRANT,

@@ -277,7 +277,7 @@ def test_disabling_a_channel_aborts_its_dma_at_once(rig):
 def test_bad_property_values_are_refused(artifacts, tmp_path):
     from retrolink.qtest.client import QtestError
     for prop in ("dma-rate=0", "pio-rate=0", "adapter-rate=0", "tx-queue-frames=0",
-                 "tx-queue-frames=17"):
+                 "tx-queue-frames=17", "start-us=60000001"):
         with pytest.raises(QtestError) as e:
             Rig(artifacts, tmp_path, props=prop, fabric=False).close()
         assert "retrolink-fc:" in str(e.value), str(e.value)
@@ -288,3 +288,25 @@ def test_every_error_status_is_tested():
     a peer going down: test_fc_model.py)."""
     for err in ALL_ERRORS:
         assert hasattr(R, f"FC_ERR_{err}")
+
+
+def test_ready_comes_start_us_after_enable(artifacts, tmp_path):
+    """ENABLE starts link initialization and login: READY, channel enables and sends come
+    exactly start-us later (before: FC_ERR_DISABLED)."""
+    rig = Rig(artifacts, tmp_path, props="start-us=250")
+    try:
+        rig.write_table()
+        rig.configure(1)
+        t0 = rig.q.clock_set(2_000_000)
+        rig.set_reg(R.FC_REG_CTRL, R.FC_CTRL_ENABLE)
+        assert rig.reg(R.FC_REG_STATUS) & R.FC_STATUS_READY == 0
+        rig.set_ch(1, R.FC_CH_CTRL, R.FC_CH_ENABLE)
+        assert rig.reg(R.FC_REG_ERROR) == R.FC_ERR_DISABLED
+        rig.q.clock_set(t0 + 250_000 - 1)
+        assert rig.reg(R.FC_REG_STATUS) & R.FC_STATUS_READY == 0
+        rig.q.clock_set(t0 + 250_000)
+        assert rig.reg(R.FC_REG_STATUS) & R.FC_STATUS_READY
+        rig.set_ch(1, R.FC_CH_CTRL, R.FC_CH_ENABLE)
+        assert rig.ch(1, R.FC_CH_STATUS) & R.FC_CHS_ENABLED
+    finally:
+        rig.close()
