@@ -115,3 +115,17 @@ class Rig:
 
     def slot(self, j: int) -> bytes:
         return self.q.memread(RING + j * R.FC_RX_SLOT_SIZE, R.FC_RX_SLOT_SIZE)
+
+
+def deliver_on_first_sync(frames):
+    """A fake fabric's on_sync: the given (arrival, frame) deliveries from node 1 at the
+    node's first sync, then a grant to run free."""
+    state = {"done": False}
+
+    def on_sync(m):
+        if state["done"]:
+            return [wire.grant(0, NEVER)]
+        state["done"] = True
+        return [*(wire.deliver(0, at, 1, data, seq=i) for i, (at, data) in enumerate(frames)),
+                wire.grant(0, NEVER)]
+    return on_sync

@@ -2,7 +2,8 @@
 ring, reset. The test is the driver; the adapter is node 0 of a 2-node fake fabric (or
 alone). docs/boards/fc.md; include/retrolink/regs/fc-regs.h."""
 import pytest
-from fc_rig import CHAN, CTRL, DATA, RING, RING_PAGE, RING_SLOTS, RO_PAGE, TABLE, Rig
+from fc_rig import CHAN, CTRL, DATA, RING_PAGE, RING_SLOTS, RO_PAGE, TABLE, Rig, \
+    deliver_on_first_sync
 
 from retrolink import wire
 from retrolink.qtest.fc_regs import RX_SLOT, R, irq_error, irq_rx, parse_wire, pio_send, \
@@ -188,19 +189,6 @@ def test_control_errors_channel_on_config_disabled(rig):
     assert rig.ch(1, R.FC_CH_RX_SLOTS) == RING_SLOTS
     log = rig.log.read_text()
     assert "configuring an enabled channel refused" in log
-
-
-def deliver_on_first_sync(frames):
-    """on_sync: the given (arrival, payload) deliveries at the first sync, then run free."""
-    state = {"done": False}
-
-    def on_sync(m):
-        if state["done"]:
-            return [wire.grant(0, wire.NEVER)]
-        state["done"] = True
-        return [*(wire.deliver(0, at, 1, data, seq=i) for i, (at, data) in enumerate(frames)),
-                wire.grant(0, wire.NEVER)]
-    return on_sync
 
 
 def test_receive_into_the_ring_drops_when_full_and_release(artifacts, tmp_path):

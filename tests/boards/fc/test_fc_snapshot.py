@@ -3,7 +3,7 @@ registers, channel configuration, ring position, PIO buffer and resources' free 
 back; a stream with a bad index or length is refused by name; an adapter with a send in
 flight refuses to be saved, naming it, and goes on. docs/boards/fc.md, "Snapshots"."""
 import pytest
-from fc_rig import CHAN, Rig
+from fc_rig import CHAN, Rig, deliver_on_first_sync
 from snapshots import Stream, load_refused, save, wait_loaded
 
 from retrolink import wire
@@ -11,18 +11,6 @@ from retrolink.qtest.fc_regs import R, parse_wire, pio_send, wire_frame
 
 T = 2_000_000
 SECTION = "retrolink-fc"
-
-
-def frames_on_first_sync(on):
-    done = {"v": False}
-
-    def on_sync(m):
-        if done["v"]:
-            return [wire.grant(0, wire.NEVER)]
-        done["v"] = True
-        return [*(wire.deliver(0, at, 1, f, seq=i) for i, (at, f) in enumerate(on)),
-                wire.grant(0, wire.NEVER)]
-    return on_sync
 
 
 def registers(rig) -> dict:
@@ -45,7 +33,7 @@ def snapshot(artifacts, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fc-snapshot")
     frames = [(1_500_000 + i * 10_000, wire_frame(1, 0, R.FC_TYPE_USER, bytes([i]) * 50))
               for i in range(2)]
-    rig = Rig(artifacts, tmp, name="src", qmp=True, on_sync=frames_on_first_sync(frames))
+    rig = Rig(artifacts, tmp, name="src", qmp=True, on_sync=deliver_on_first_sync(frames))
     try:
         rig.bring_up()
         rig.dma_send(1, 0, 3000)
@@ -66,7 +54,7 @@ def test_state_survives_a_snapshot(artifacts, tmp_path, snapshot):
     state, regs = snapshot
     frame = wire_frame(1, 0, R.FC_TYPE_USER, b"after" * 10)
     rig = Rig(artifacts, tmp_path, name="dst", qmp=True, incoming=state,
-              on_sync=frames_on_first_sync([(T + 100_000, frame)]))
+              on_sync=deliver_on_first_sync([(T + 100_000, frame)]))
     try:
         assert wait_loaded(rig.q) == "paused"
         assert rig.q.qmp("cont") == {"return": {}}
