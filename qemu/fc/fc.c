@@ -207,13 +207,13 @@ static const RlPortOps fc_link_ops = {
 
 /*
  * Least delay from a frame arriving to a frame this port sends because of it: the
- * receive stage of an empty frame, the DMA of its slot header, the guest's 4-byte
- * PIO store that sends, and the transmit stage of an empty frame.
+ * receive stage of an empty frame (the first the guest can see of it: a drop is
+ * counted there), the guest's 4-byte PIO store that sends, and the transmit stage of
+ * an empty frame.
  */
 static uint64_t fc_reaction_ns(FcState *s)
 {
-    return 2 * s->frame_setup_ns + rl_bytes_ns(FC_RX_PAYLOAD, s->dma_rate) +
-           rl_bytes_ns(4, s->pio_rate);
+    return 2 * s->frame_setup_ns + rl_bytes_ns(4, s->pio_rate);
 }
 
 /* ---- reset ---------------------------------------------------------------------- */
