@@ -14,8 +14,11 @@
  * Addressing. FC switches carry no broadcast, and a frame goes to one port (N_Port
  * id). The driver learns which port each source MAC arrived from; a unicast frame to
  * a learnt MAC goes to its port, anything else (broadcast, multicast, a MAC not yet
- * seen) goes as one frame to every other port that is up (RFC 2625 uses a broadcast
- * server or FARP for this; with a handful of ports flooding is simpler and exact).
+ * seen) goes as one frame to every other port (RFC 2625 uses a broadcast server or
+ * FARP for this; with a handful of ports flooding is simpler and exact). A copy to a
+ * port that is not there fails with FC_IRQ_ERROR, which ends that copy only; the
+ * flood does not consult FC_REG_PEERS_UP, which the driver does not follow after the
+ * carrier is up (below), so a peer that boots later is reached too.
  *
  * Transmit: the skb is copied into a bounce buffer in the channel's DVMA space and
  * sent by DMA. One DMA send runs at a time per channel (FC_U_TX_BUSY), so the queue
@@ -69,7 +72,6 @@ struct fc_net {
 	u32 tx_port, tx_len;
 	u32 reg_len, reg_dest;		/* what FC_U_TX_LEN and FC_U_TX_DEST hold */
 
-	u32 peers_up;			/* FC_REG_PEERS_UP as last read */
 	u64 *port_mac;			/* learnt: port -> MAC as u64 (0: none) */
 };
 
@@ -86,19 +88,13 @@ static u32 fc_slot_word(const unsigned int *w)
 
 /* ---- addressing ------------------------------------------------------------ */
 
-static bool fc_net_port_up(struct fc_net *net, u32 port)
-{
-	/* FC_REG_PEERS_UP covers ports 0..31; a port above is tried (its error ends it) */
-	return port >= 32 || (READ_ONCE(net->peers_up) & BIT(port));
-}
-
 /* the first port >= from to flood to, or fc->nodes if none */
 static u32 fc_net_flood_port(struct fc_net *net, u32 from)
 {
 	u32 p;
 
 	for (p = from; p < net->fc->nodes; p++)
-		if (p != net->fc->node && fc_net_port_up(net, p))
+		if (p != net->fc->node)
 			return p;
 	return net->fc->nodes;
 }
@@ -200,11 +196,11 @@ static void fc_net_tx_complete(struct fc_net *net, bool refused)
 	if (!net->tx_active)
 		goto out;
 	if (refused) {
-		DEV_STATS_INC(dev, tx_errors);
-		/* the error path only: which error, and which ports are still there */
+		/* a flooded copy to a port that is not there is no error of the packet's */
+		if (!net->tx_flood)
+			DEV_STATS_INC(dev, tx_errors);
 		netdev_dbg(dev, "send to port %u refused: FC_ERR %u\n", net->tx_port,
 			   readl(net->page + FC_U_TX_STATUS));
-		WRITE_ONCE(net->peers_up, fc_rd(net->fc, FC_REG_PEERS_UP));
 	}
 	if (net->tx_flood && net->running)
 		next = fc_net_flood_port(net, net->tx_port + 1);
@@ -325,7 +321,6 @@ void fc_net_link(struct fc_dev *fc)
 {
 	struct fc_net *net = fc->net;
 
-	WRITE_ONCE(net->peers_up, fc_rd(fc, FC_REG_PEERS_UP));
 	if (fc_rd(fc, FC_REG_STATUS) & FC_STATUS_LINK_UP) {
 		fc_irq_disable(fc, FC_IRQ_LINK);
 		netif_carrier_on(net->dev);

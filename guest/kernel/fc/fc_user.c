@@ -488,6 +488,9 @@ static int fc_user_mmap(struct file *file, struct vm_area_struct *vma)
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	int idx, ret;
 
+	if (vma->vm_pgoff > U64_MAX >> PAGE_SHIFT)
+		return -EINVAL;		/* the offset would wrap round to a valid one */
+
 	if (!(vma->vm_flags & VM_SHARED)) {
 		pr_debug("%s: mmap needs MAP_SHARED\n", fc->name);
 		return -EINVAL;
