@@ -256,14 +256,15 @@ int FM_end_message(FM_stream *stream)
 
 int FM_send(unsigned dest, unsigned handler, const void *buf, unsigned length)
 {
-    int r = send_prologue(dest, handler), dma;
-    if (r < 0) {
+    int r = fm_check(), dma;
+    if (r) {
         return r;
     }
     if (!buf && length) {
         return fm_err(FM_EINVAL);
     }
-    if ((r = use_dma(buf, length, &dma)) < 0) {
+    /* what is wrong with the arguments is said before anything goes on the wire */
+    if ((r = use_dma(buf, length, &dma)) < 0 || (r = send_prologue(dest, handler)) < 0) {
         return r;
     }
     r = dma ? dma_piece(dest, handler, buf, length, 1, 1) : pio_message(dest, handler, buf, length);
