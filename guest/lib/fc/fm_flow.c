@@ -16,7 +16,11 @@
 
 #include "fm_internal.h"
 
-#define HELLO_EVERY_NS 1000000LL    /* a hello is repeated until it is acknowledged */
+/* A hello is repeated until it is acknowledged, first after 1 ms, then at doubling
+ * intervals up to 1 s: a peer that is up but not polling gets few of them (they take
+ * ring slots kept for control frames). */
+#define HELLO_FIRST_NS 1000000LL
+#define HELLO_MAX_NS 1000000000LL
 
 static struct fm_peer *peer(unsigned node)
 {
@@ -387,7 +391,7 @@ int fm_take_credits(unsigned dest, unsigned wanted, unsigned *granted)
 int fm_connect(unsigned dest)
 {
     struct fm_peer *p = peer(dest);
-    int64_t deadline = fm_now_ns() + fm.timeout_ns, last = 0;
+    int64_t deadline = fm_now_ns() + fm.timeout_ns, last = 0, every = HELLO_FIRST_NS;
     int err = FM_ETIMEDOUT;
     struct fm_frame f;
     while (!p->ready) {
@@ -395,7 +399,10 @@ int fm_connect(unsigned dest)
         if (now > deadline) {
             return fm_err(err);
         }
-        if (!last || now - last >= HELLO_EVERY_NS) {
+        if (!last || now - last >= every) {
+            if (last) {
+                every = every * 2 < HELLO_MAX_NS ? every * 2 : HELLO_MAX_NS;
+            }
             last = now;
             int r = send_control(dest, FM_CTRL_HELLO, 0, &fm.session, sizeof(fm.session));
             if (r == FM_EUNREACH) {
