@@ -13,7 +13,6 @@
  * time fails, naming what it waited for.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,26 +24,8 @@
 #include "fc/fm.h"
 #include "retrolink/regs/fc-regs.h"
 
-static int failures, node, peer;
+static int node, peer;
 static long timeout_s;
-
-static void result(const char *name, int ok, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-    if (ok) {
-        printf("PASS %s\n", name);
-    } else {
-        failures++;
-        printf("FAIL %s: ", name);
-        va_list ap;
-        va_start(ap, fmt);
-        vprintf(fmt, ap);
-        va_end(ap);
-        printf("\n");
-    }
-    fflush(stdout);
-}
 
 static int64_t now_ns(void)
 {
@@ -80,52 +61,52 @@ static void raw_argument_errors(void)
     uint32_t done0 = 0, done1 = 0, dvma;
 
     fcraw_t *again = fcraw_open(NULL);
-    result("raw_second_open_busy", !again && errno == EBUSY, "open gave %p, errno %d",
+    cli_result("raw_second_open_busy", !again && errno == EBUSY, "open gave %p, errno %d",
            (void *)again, errno);
     e = errno_of(fcraw_send_pio(raw, plain, 8, node, 0));
-    result("raw_send_to_self", e == EINVAL, "errno %d", e);
+    cli_result("raw_send_to_self", e == EINVAL, "errno %d", e);
     e = errno_of(fcraw_send_pio(raw, plain, 8, nodes, 0));
-    result("raw_send_to_unknown_node", e == EINVAL, "errno %d", e);
+    cli_result("raw_send_to_unknown_node", e == EINVAL, "errno %d", e);
     e = errno_of(fcraw_send_pio(raw, plain, 8, -1, 0));
-    result("raw_send_to_negative_node", e == EINVAL, "errno %d", e);
+    cli_result("raw_send_to_negative_node", e == EINVAL, "errno %d", e);
     e = errno_of(fcraw_send_pio(raw, plain, fcraw_pio_max(raw) + 1, peer, 0));
-    result("raw_pio_too_long", e == EMSGSIZE, "errno %d", e);
+    cli_result("raw_pio_too_long", e == EMSGSIZE, "errno %d", e);
     e = errno_of(fcraw_send_pio(raw, NULL, 8, peer, 0));
-    result("raw_pio_null_buffer", e == EINVAL, "errno %d", e);
+    cli_result("raw_pio_null_buffer", e == EINVAL, "errno %d", e);
 
     fcraw_reg_read(raw, FC_U_TX_DONE, &done0);
     e = errno_of(fcraw_send_dma(raw, plain, sizeof(plain), peer, 0));
     fcraw_reg_read(raw, FC_U_TX_DONE, &done1);
-    result("raw_dma_from_plain_memory_refused", e == EFAULT && done0 == done1,
+    cli_result("raw_dma_from_plain_memory_refused", e == EFAULT && done0 == done1,
            "errno %d, sends done %u -> %u", e, done0, done1);
 
     unsigned char *buf = fcraw_alloc(raw, 8192);
     e = errno_of(fcraw_send_dma(raw, buf, 0, peer, 0));
-    result("raw_dma_length_zero", e == EMSGSIZE, "errno %d", e);
+    cli_result("raw_dma_length_zero", e == EMSGSIZE, "errno %d", e);
     e = errno_of(fcraw_dvma(raw, buf + 8192 - 8, 16, &dvma));
-    result("raw_dvma_past_buffer_end", e == EFAULT, "errno %d", e);
+    cli_result("raw_dvma_past_buffer_end", e == EFAULT, "errno %d", e);
     e = errno_of(fcraw_dvma(raw, buf + 100, 16, &dvma));
-    result("raw_dvma_inside_buffer", e == 0 && dvma % FC_DVMA_PAGE == 100, "errno %d dvma %u",
+    cli_result("raw_dvma_inside_buffer", e == 0 && dvma % FC_DVMA_PAGE == 100, "errno %d dvma %u",
            e, dvma);
     void *p = fcraw_alloc(raw, 0);
-    result("raw_alloc_zero", !p && errno == EINVAL, "gave %p errno %d", p, errno);
+    cli_result("raw_alloc_zero", !p && errno == EINVAL, "gave %p errno %d", p, errno);
     p = fcraw_alloc(raw, FC_MAX_SEND + 1);
-    result("raw_alloc_too_big", !p && errno == EINVAL, "gave %p errno %d", p, errno);
+    cli_result("raw_alloc_too_big", !p && errno == EINVAL, "gave %p errno %d", p, errno);
     e = errno_of(fcraw_free(raw, plain));
-    result("raw_free_not_allocated", e == EINVAL, "errno %d", e);
+    cli_result("raw_free_not_allocated", e == EINVAL, "errno %d", e);
     e = errno_of(fcraw_free(raw, buf));
-    result("raw_free", e == 0, "errno %d", e);
+    cli_result("raw_free", e == 0, "errno %d", e);
     e = errno_of(fcraw_send_dma(raw, buf, 64, peer, 0));
-    result("raw_dma_from_freed_buffer_refused", e == EFAULT, "errno %d", e);
+    cli_result("raw_dma_from_freed_buffer_refused", e == EFAULT, "errno %d", e);
 
     struct fcraw_frame f;
     e = errno_of(fcraw_poll(raw, NULL));
-    result("raw_poll_null", e == EINVAL, "errno %d", e);
+    cli_result("raw_poll_null", e == EINVAL, "errno %d", e);
     uint32_t v;
     e = errno_of(fcraw_reg_read(raw, FC_U_TX_GO, &v));
-    result("raw_read_write_only_register", e == EINVAL, "errno %d", e);
+    cli_result("raw_read_write_only_register", e == EINVAL, "errno %d", e);
     e = errno_of(fcraw_reg_read(raw, FC_U_PIO_BUF, &v));
-    result("raw_read_pio_buffer", e == EINVAL, "errno %d", e);
+    cli_result("raw_read_pio_buffer", e == EINVAL, "errno %d", e);
     (void)f;
 }
 
@@ -188,7 +169,7 @@ static void raw_window(void)
         int e = errno, st = fcraw_tx_status(raw);
         fcraw_reg_read(raw, FC_U_TX_BUSY, &busy);
         fcraw_reg_read(raw, FC_U_TX_DONE, &done1);
-        result(bad[i].name, r < 0 && e == EFAULT && st == FC_ERR_WINDOW && !busy &&
+        cli_result(bad[i].name, r < 0 && e == EFAULT && st == FC_ERR_WINDOW && !busy &&
                done0 == done1, "returned %d errno %d status %d busy %u sends done %u -> %u",
                r, e, st, busy, done0, done1);
     }
@@ -215,17 +196,17 @@ static void raw_sender(void)
                                 : fcraw_send_pio(raw, b, len, peer, RAW_MSG + i);
         ok = r == 0;
         if (!ok) {
-            result("raw_sends", 0, "message %d (%u bytes, %s): %s (status %d)", i, len,
+            cli_result("raw_sends", 0, "message %d (%u bytes, %s): %s (status %d)", i, len,
                    raw_msgs[i].dma ? "DMA" : "PIO", strerror(errno), fcraw_tx_status(raw));
         }
     }
     if (ok) {
-        result("raw_sends", 1, " ");
+        cli_result("raw_sends", 1, " ");
     }
     /* node 1 says when it has checked them; then it stops reading: a flood overflows */
     struct fcraw_frame f;
     int r = raw_next(&f, timeout_s * 1000);
-    result("raw_receiver_checked", r == 1 && f.tag == RAW_DONE, "%s",
+    cli_result("raw_receiver_checked", r == 1 && f.tag == RAW_DONE, "%s",
            r == 1 ? "an unexpected frame came" : "node 1 did not answer");
     if (r == 1) {
         fcraw_consume(raw);
@@ -234,10 +215,10 @@ static void raw_sender(void)
     for (int i = 0; i < FLOOD_FRAMES; i++) {
         sent += fcraw_send_pio(raw, plain, 64, peer, RAW_FLOOD) == 0;
     }
-    result("raw_flood_sent", sent == FLOOD_FRAMES, "%d of %d PIO sends accepted", sent,
+    cli_result("raw_flood_sent", sent == FLOOD_FRAMES, "%d of %d PIO sends accepted", sent,
            FLOOD_FRAMES);
     r = raw_next(&f, timeout_s * 1000);
-    result("raw_flood_counted", r == 1 && f.tag == RAW_DONE, "%s",
+    cli_result("raw_flood_counted", r == 1 && f.tag == RAW_DONE, "%s",
            r == 1 ? "an unexpected frame came" : "node 1 did not answer");
     if (r == 1) {
         fcraw_consume(raw);
@@ -279,11 +260,11 @@ static void raw_receiver(void)
         unsigned want = raw_msgs[i].dma ? (len + FC_MAX_PAYLOAD - 1) / FC_MAX_PAYLOAD : 1;
         frames_bad += bad < 0 && frames != want;
     }
-    result("raw_in_order_and_intact", bad < 0, "message %d (%u bytes) %s", bad,
+    cli_result("raw_in_order_and_intact", bad < 0, "message %d (%u bytes) %s", bad,
            bad >= 0 ? raw_msgs[bad].len : 0, why);
-    result("raw_frames_per_send", frames_bad == 0, "%u sends cut into the wrong number of "
+    cli_result("raw_frames_per_send", frames_bad == 0, "%u sends cut into the wrong number of "
            "frames", frames_bad);
-    result("raw_no_drops", fcraw_rx_drops(raw) == 0, "%ld dropped", fcraw_rx_drops(raw));
+    cli_result("raw_no_drops", fcraw_rx_drops(raw) == 0, "%ld dropped", fcraw_rx_drops(raw));
 
     /* a full ring: the adapter drops and counts what does not fit */
     fcraw_release(raw);
@@ -297,7 +278,7 @@ static void raw_receiver(void)
         fcraw_release(raw);
     }
     long dropped = fcraw_rx_drops(raw) - drops0;
-    result("raw_full_ring_drops_and_counts", got == fcraw_rx_slots(raw) &&
+    cli_result("raw_full_ring_drops_and_counts", got == fcraw_rx_slots(raw) &&
            got + dropped == FLOOD_FRAMES, "%d frames in a ring of %d, %ld counted dropped, "
            "%d sent", got, fcraw_rx_slots(raw), dropped, FLOOD_FRAMES);
     fcraw_send_pio(raw, NULL, 0, peer, RAW_DONE);
@@ -306,13 +287,13 @@ static void raw_receiver(void)
 static void raw_part(void)
 {
     if (!(raw = fcraw_open(NULL))) {
-        result("raw_open", 0, "%s", strerror(errno));
+        cli_result("raw_open", 0, "%s", strerror(errno));
         return;
     }
     fcraw_set_timeout(raw, timeout_s * 1000000000LL);
     raw_argument_errors();
     int r = raw_start();
-    result("raw_peer_started", r == 0, "node %d: %s", peer, strerror(errno));
+    cli_result("raw_peer_started", r == 0, "node %d: %s", peer, strerror(errno));
     if (r == 0) {
         if (node == 0) {
             raw_window();
@@ -478,44 +459,44 @@ static void fm_argument_errors(unsigned char *dma)
     static unsigned char plain[64];
     int r;
     r = FM_initialize();
-    result("fm_initialize_twice", r == FM_EINIT, "%d", r);
-    result("fm_node_ids", FM_nodeid == (unsigned)node && FM_numnodes >= 2, "nodeid %u of %u",
+    cli_result("fm_initialize_twice", r == FM_EINIT, "%d", r);
+    cli_result("fm_node_ids", FM_nodeid == (unsigned)node && FM_numnodes >= 2, "nodeid %u of %u",
            FM_nodeid, FM_numnodes);
     r = FM_register_handler(FM_MAX_HANDLERS, on_seq);
-    result("fm_register_id_too_big", r == FM_EHANDLER, "%d", r);
+    cli_result("fm_register_id_too_big", r == FM_EHANDLER, "%d", r);
     r = FM_register_handler(3, NULL);
-    result("fm_register_null", r == FM_EINVAL, "%d", r);
+    cli_result("fm_register_null", r == FM_EINVAL, "%d", r);
     r = FM_register_handler(FM_ANY_ID, on_seq);
-    result("fm_register_any_id", r == 0, "%d (id 0 is free)", r);
+    cli_result("fm_register_any_id", r == 0, "%d (id 0 is free)", r);
     r = FM_send(FM_nodeid, H_SEQ, plain, 8);
-    result("fm_send_to_self", r == FM_EDEST && FM_errno == FM_EDEST, "%d", r);
+    cli_result("fm_send_to_self", r == FM_EDEST && FM_errno == FM_EDEST, "%d", r);
     r = FM_send(FM_numnodes, H_SEQ, plain, 8);
-    result("fm_send_to_unknown_node", r == FM_EDEST, "%d", r);
+    cli_result("fm_send_to_unknown_node", r == FM_EDEST, "%d", r);
     r = FM_send(peer, 300, plain, 8);
-    result("fm_send_bad_handler", r == FM_EHANDLER, "%d", r);
+    cli_result("fm_send_bad_handler", r == FM_EHANDLER, "%d", r);
     r = FM_send(peer, H_SEQ, NULL, 8);
-    result("fm_send_null_buffer", r == FM_EINVAL, "%d", r);
+    cli_result("fm_send_null_buffer", r == FM_EINVAL, "%d", r);
     r = FM_set_send_mode(7);
-    result("fm_bad_mode", r == FM_EINVAL, "%d", r);
+    cli_result("fm_bad_mode", r == FM_EINVAL, "%d", r);
     r = FM_extract(0);
-    result("fm_extract_zero", r == FM_EINVAL, "%d", r);
+    cli_result("fm_extract_zero", r == FM_EINVAL, "%d", r);
     r = FM_receive(plain, NULL, 4);
-    result("fm_receive_outside_handler", r == FM_EINVAL, "%d", r);
+    cli_result("fm_receive_outside_handler", r == FM_EINVAL, "%d", r);
     r = FM_send_piece(NULL, plain, 4);
-    result("fm_send_piece_no_stream", r == FM_EINVAL, "%d", r);
+    cli_result("fm_send_piece_no_stream", r == FM_EINVAL, "%d", r);
     r = FM_end_message(NULL);
-    result("fm_end_message_no_stream", r == FM_EINVAL, "%d", r);
+    cli_result("fm_end_message_no_stream", r == FM_EINVAL, "%d", r);
     void *p = FM_alloc_buffer(0);
-    result("fm_alloc_zero", !p && FM_errno == FM_EINVAL, "%p %d", p, FM_errno);
+    cli_result("fm_alloc_zero", !p && FM_errno == FM_EINVAL, "%p %d", p, FM_errno);
     r = FM_free_buffer(plain);
-    result("fm_free_not_allocated", r == FM_EINVAL, "%d", r);
+    cli_result("fm_free_not_allocated", r == FM_EINVAL, "%d", r);
     r = FM_send_complete(12345);
-    result("fm_complete_unknown_request", r == FM_ENOENT, "%d", r);
+    cli_result("fm_complete_unknown_request", r == FM_ENOENT, "%d", r);
     FM_request req;
     r = FM_send_request(peer, H_SEQ, plain, 8, &req);
-    result("fm_split_from_plain_memory", r == FM_ENOTDMA, "%d", r);
+    cli_result("fm_split_from_plain_memory", r == FM_ENOTDMA, "%d", r);
     r = FM_send_request(peer, H_SEQ, dma, 8, NULL);
-    result("fm_split_null_request", r == FM_EINVAL, "%d", r);
+    cli_result("fm_split_null_request", r == FM_EINVAL, "%d", r);
 
     struct FM_stats a, b;
     FM_get_stats(&a);
@@ -523,7 +504,7 @@ static void fm_argument_errors(unsigned char *dma)
     r = FM_send(peer, H_SEQ, plain, sizeof(plain));
     FM_set_send_mode(FM_SEND_AUTO);
     FM_get_stats(&b);
-    result("fm_dma_from_plain_memory_refused", r == FM_ENOTDMA &&
+    cli_result("fm_dma_from_plain_memory_refused", r == FM_ENOTDMA &&
            a.frames_sent == b.frames_sent && a.messages_sent == b.messages_sent,
            "%d, frames sent %llu -> %llu", r, (unsigned long long)a.frames_sent,
            (unsigned long long)b.frames_sent);
@@ -565,10 +546,10 @@ static int fm_send_msg(int i, unsigned char *dma, unsigned char *plain)
     }
     if (how == HOW_SHORT && !r) {
         FM_stream *again = FM_begin_message(peer, 8, H_SEQ);
-        result("fm_one_stream_at_a_time", !again && FM_errno == FM_EBUSY, "%p %d",
+        cli_result("fm_one_stream_at_a_time", !again && FM_errno == FM_EBUSY, "%p %d",
                (void *)again, FM_errno);
         int e = FM_send_piece(s, b, SHORT_BY + 1);
-        result("fm_piece_past_declared_length", e == FM_ELENGTH, "%d", e);
+        cli_result("fm_piece_past_declared_length", e == FM_ELENGTH, "%d", e);
     }
     int e = FM_end_message(s);
     return r ? r : e;
@@ -588,7 +569,7 @@ static void fm_sender(unsigned char *dma, unsigned char *plain)
             bad = i;
         }
     }
-    result("fm_sends_every_mode", bad < 0, "message %d (%u bytes, %s): %s", bad,
+    cli_result("fm_sends_every_mode", bad < 0, "message %d (%u bytes, %s): %s", bad,
            bad >= 0 ? fm_msgs[bad].len : 0, bad >= 0 ? how_name[fm_msgs[bad].how] : "",
            FM_strerror(r));
 
@@ -597,7 +578,7 @@ static void fm_sender(unsigned char *dma, unsigned char *plain)
     int64_t t0 = now_ns();
     r = FM_send(peer, H_PARTIAL, dma, 1 << 20);
     int64_t zc_ns = now_ns() - t0;
-    result("fm_zc_send_returns_after_dma", r == 0 && zc_ns > 15000000,
+    cli_result("fm_zc_send_returns_after_dma", r == 0 && zc_ns > 15000000,
            "%s after %lld ns (1 MiB at 61 MB/s takes 17 ms)", FM_strerror(r),
            (long long)zc_ns);
     FM_request req = 0;
@@ -607,9 +588,9 @@ static void fm_sender(unsigned char *dma, unsigned char *plain)
     int c0 = FM_send_complete(req);
     int w = FM_send_wait(req);
     int c1 = FM_send_complete(req);
-    result("fm_split_request_returns_at_once", r == 0 && req_ns < 1000000 && c0 == 0,
+    cli_result("fm_split_request_returns_at_once", r == 0 && req_ns < 1000000 && c0 == 0,
            "%s after %lld ns, complete %d", FM_strerror(r), (long long)req_ns, c0);
-    result("fm_split_completion", w == 0 && c1 == 1, "wait %d complete %d", w, c1);
+    cli_result("fm_split_completion", w == 0 && c1 == 1, "wait %d complete %d", w, c1);
 
     for (unsigned j = 0; j < 5000; j++) {
         plain[j] = pattern(99, j);
@@ -620,11 +601,11 @@ static void fm_sender(unsigned char *dma, unsigned char *plain)
     r = r ? r : FM_send(peer, H_UNKNOWN, plain, 100);
     r = r ? r : FM_send(peer, H_QUIT, plain, 0);
     r = r ? r : FM_send_4(peer, H_FOUR, 1, 2, 0xdeadbeef, ~0u);
-    result("fm_handler_messages_sent", r == 0, "%s", FM_strerror(r));
+    cli_result("fm_handler_messages_sent", r == 0, "%s", FM_strerror(r));
 
     uint32_t v = 0;
     int ok = hear(1, &v);
-    result("fm_receiver_checked", ok, "no word from node 1");
+    cli_result("fm_receiver_checked", ok, "no word from node 1");
 
     /* flow control: node 1 does not extract for a while; sends wait, nothing drops */
     ok = hear(2, NULL);
@@ -642,12 +623,12 @@ static void fm_sender(unsigned char *dma, unsigned char *plain)
     }
     int64_t flood_ns = now_ns() - t0;
     FM_get_stats(&b);
-    result("fm_flow_control_sender_waits", ok && fail_at < 0 && b.credit_waits > a.credit_waits
+    cli_result("fm_flow_control_sender_waits", ok && fail_at < 0 && b.credit_waits > a.credit_waits
            && flood_ns > 100000000, "%u one-frame messages: %s at %d; %llu credit waits; took "
            "%lld ns (the receiver paused 300 ms)", count, FM_strerror(r), fail_at,
            (unsigned long long)(b.credit_waits - a.credit_waits), (long long)flood_ns);
     ok = hear(3, &v);
-    result("fm_flow_control_receiver_got_all", ok && v == 1, "node 1 says %u", v);
+    cli_result("fm_flow_control_receiver_got_all", ok && v == 1, "node 1 says %u", v);
 
     /* both ways at once: each sends twice its credits before extracting (the most
        FM lets one node get ahead: docs/boards/fm.md) */
@@ -661,34 +642,34 @@ static void fm_sender(unsigned char *dma, unsigned char *plain)
         }
     }
     ok = extract_until(flood_done, timeout_s * 1000);
-    result("fm_both_ways_no_deadlock", fail_at < 0 && ok && flood_bad < 0,
+    cli_result("fm_both_ways_no_deadlock", fail_at < 0 && ok && flood_bad < 0,
            "send %d: %s; received %d of %d (first wrong %d)", fail_at, FM_strerror(r),
            flood_next, flood_target, flood_bad);
     ok = hear(4, &v);
-    result("fm_both_ways_peer_done", ok && v == 1, "node 1 says %u", v);
+    cli_result("fm_both_ways_peer_done", ok && v == 1, "node 1 says %u", v);
 }
 
 static void fm_receiver(unsigned char *dma)
 {
     (void)dma;
     int ok = extract_until(seq_all, timeout_s * 1000);
-    result("fm_in_order_and_intact", ok && seq_bad < 0, "%s; message %d (%s): %s",
+    cli_result("fm_in_order_and_intact", ok && seq_bad < 0, "%s; message %d (%s): %s",
            ok ? "all came" : "not all came", seq_bad,
            seq_bad >= 0 && seq_bad < N_FM_MSGS ? how_name[fm_msgs[seq_bad].how] : "-",
            seq_why);
     /* then the 1 MiB zero-copy and split messages and a PIO one, each read only in
        part, 4 words, a message for no handler, FM_QUIT, and another 4 words */
     ok = extract_until(quit_came, timeout_s * 1000);
-    result("fm_partial_read_rest_skipped", ok && partial_count == 3 && partial_last_ok,
+    cli_result("fm_partial_read_rest_skipped", ok && partial_count == 3 && partial_last_ok,
            "%d of 3 partly read messages came; the last %s", partial_count,
            partial_last_ok ? "intact" : "wrong");
-    result("fm_send_4", four_count >= 1 && four_ok, "no, or a wrong, 4-word message");
-    result("fm_unknown_handler_reported", saw_unknown, "FM_extract never said FM_EHANDLER");
-    result("fm_quit_stops_extract", quit_seen == 1 && four_at_quit == 1,
+    cli_result("fm_send_4", four_count >= 1 && four_ok, "no, or a wrong, 4-word message");
+    cli_result("fm_unknown_handler_reported", saw_unknown, "FM_extract never said FM_EHANDLER");
+    cli_result("fm_quit_stops_extract", quit_seen == 1 && four_at_quit == 1,
            "quit %d; 4-word messages handled before it %d (1: the one after it waited)",
            quit_seen, four_at_quit);
     ok = extract_until(second_four_came, timeout_s * 1000);
-    result("fm_after_unknown_and_quit", ok && four_ok, "the message after them did not come");
+    cli_result("fm_after_unknown_and_quit", ok && four_ok, "the message after them did not come");
     tell(1, 1);
 
     /* flow control: stop extracting while node 0 sends three times our credits */
@@ -700,7 +681,7 @@ static void fm_receiver(unsigned char *dma)
     ok = extract_until(flood_done, timeout_s * 1000);
     FM_get_stats(&b);
     int good = ok && flood_bad < 0 && b.rx_drops == a.rx_drops;
-    result("fm_flow_control_nothing_dropped", good, "received %d of %d, first wrong %d, "
+    cli_result("fm_flow_control_nothing_dropped", good, "received %d of %d, first wrong %d, "
            "adapter drops %llu -> %llu", flood_next, flood_target, flood_bad,
            (unsigned long long)a.rx_drops, (unsigned long long)b.rx_drops);
     tell(3, good);
@@ -717,7 +698,7 @@ static void fm_receiver(unsigned char *dma)
     }
     ok = extract_until(flood_done, timeout_s * 1000);
     good = fail_at < 0 && ok && flood_bad < 0;
-    result("fm_both_ways_receiver", good, "send %d: %s; received %d of %d", fail_at,
+    cli_result("fm_both_ways_receiver", good, "send %d: %s; received %d of %d", fail_at,
            FM_strerror(r), flood_next, flood_target);
     tell(4, good);
     /* node 0 may still be taking our last frames: keep its credits coming a while */
@@ -731,11 +712,11 @@ static void fm_part(void)
 {
     static unsigned char plain[64];
     int r = FM_send(peer, H_SEQ, plain, 8);
-    result("fm_send_before_initialize", r == FM_EINIT, "%d", r);
+    cli_result("fm_send_before_initialize", r == FM_EINIT, "%d", r);
     r = FM_extract(~0u);
-    result("fm_extract_before_initialize", r == FM_EINIT, "%d", r);
+    cli_result("fm_extract_before_initialize", r == FM_EINIT, "%d", r);
     if ((r = FM_initialize()) < 0) {
-        result("fm_initialize", 0, "%s: %s", FM_strerror(r), strerror(errno));
+        cli_result("fm_initialize", 0, "%s: %s", FM_strerror(r), strerror(errno));
         return;
     }
     FM_set_timeout(timeout_s * 1000);
@@ -748,7 +729,7 @@ static void fm_part(void)
     unsigned char *dma = FM_alloc_buffer(1 << 20), *big = malloc(1 << 20);
     rx_buf = malloc(1 << 20);
     if (!dma || !big || !rx_buf) {
-        result("fm_buffers", 0, "%s", FM_strerror(FM_errno));
+        cli_result("fm_buffers", 0, "%s", FM_strerror(FM_errno));
         return;
     }
     fm_argument_errors(dma);
@@ -758,7 +739,7 @@ static void fm_part(void)
         fm_receiver(dma);
     }
     r = FM_free_buffer(dma);
-    result("fm_free_buffer", r == 0, "%s", FM_strerror(r));
+    cli_result("fm_free_buffer", r == 0, "%s", FM_strerror(r));
     FM_finalize();
 }
 
@@ -798,6 +779,6 @@ int main(int argc, char **argv)
     if (strcmp(part, "raw")) {
         fm_part();
     }
-    printf("%s %d failed\n", failures ? "FAILED" : "ALL PASSED", failures);
-    return failures ? 1 : 0;
+    printf("%s %d failed\n", cli_failures() ? "FAILED" : "ALL PASSED", cli_failures());
+    return cli_failures() ? 1 : 0;
 }
