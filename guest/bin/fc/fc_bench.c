@@ -2,7 +2,7 @@
  * fc_bench: the PUMA-III protocol benchmarks, run in the guest on every node (the
  * same command line everywhere). Node 0 and node 1 play ping-pong, other nodes have
  * nothing to do. For each protocol and transfer size node 0 prints
- *     result protocol=P size=S reps=R latency_us=L MBps=B
+ *     RESULT pingpong protocol=P size=S reps=R latency_us=L MBps=B
  * where L is half the mean round trip (one-way latency) and B = S / L (MB = 10^6
  * bytes), timed with CLOCK_MONOTONIC, which under retrolink is the model's time.
  * Protocols: raw (DMA from mapped buffers, fcraw.h), fm_zc_dma (FM, zero-copy DMA
@@ -64,7 +64,7 @@ static long reps_for(long size)
 static void report(int p, long size, long reps, double us)
 {
     double one_way = us / reps / 2;
-    printf("result protocol=%s size=%ld reps=%ld latency_us=%.3f MBps=%.3f\n",
+    printf("RESULT pingpong protocol=%s size=%ld reps=%ld latency_us=%.3f MBps=%.3f\n",
            proto_name[p], size, reps, one_way, size / one_way);
     fflush(stdout);
 }
@@ -351,7 +351,7 @@ static void usage(void)
          "                [--reps-bytes B] [--timeout T]\n"
          "Run the same command on every node: node 0 and node 1 play ping-pong, the\n"
          "others do nothing. Node 0 prints per protocol and size:\n"
-         "  result protocol=P size=S reps=R latency_us=L MBps=B\n"
+         "  RESULT pingpong protocol=P size=S reps=R latency_us=L MBps=B\n"
          "(L: one-way latency, half the mean round trip; B = S / L, MB = 10^6 bytes).\n"
          "  --protocols  raw,fm_zc_dma,fm_pio,fm_split (default: all)\n"
          "  --sizes      bytes, 16 .. 1048576 (default 16, 32, .. 1048576;\n"
