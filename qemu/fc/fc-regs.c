@@ -64,8 +64,9 @@ static void fc_channel_enable(FcState *s, uint32_t c, bool on)
     if (ch->ctrl & FC_CH_ENABLE) {
         return;
     }
-    if (!(s->ctrl & FC_CTRL_ENABLE)) {
-        fc_ctrl_error(s, FC_ERR_DISABLED, "enabling a channel of a disabled adapter");
+    if (!fc_ready(s)) {
+        fc_ctrl_error(s, FC_ERR_DISABLED, "enabling a channel of an adapter that is not "
+                      "enabled and READY");
         return;
     }
     if (!fc_channel_config_ok(s, ch)) {
@@ -90,6 +91,9 @@ static void fc_adapter_ctrl(FcState *s, uint32_t val)
         for (uint32_t c = 0; c < FC_CHANNELS; c++) {
             fc_channel_enable(s, c, false);
         }
+    } else if (!(s->ctrl & FC_CTRL_ENABLE)) {
+        /* link initialization and fabric login before it is READY */
+        s->ready_at = fc_now() + s->start_us * 1000;
     }
     s->ctrl = val & FC_CTRL_ENABLE;
 }
@@ -162,7 +166,7 @@ static uint64_t fc_ctrl_read(void *opaque, hwaddr addr, unsigned size)
     case FC_REG_CTRL: val = s->ctrl; break;
     case FC_REG_STATUS:
         val = (s->port && rl_port_is_up(s->port) ? FC_STATUS_LINK_UP : 0) |
-              (s->ctrl & FC_CTRL_ENABLE ? FC_STATUS_READY : 0);
+              (fc_ready(s) ? FC_STATUS_READY : 0);
         break;
     case FC_REG_IRQ_STATUS: val = s->irq_status; break;
     case FC_REG_IRQ_MASK: val = s->irq_mask; break;

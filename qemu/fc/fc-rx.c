@@ -29,8 +29,8 @@ static void fc_rx_drop(FcState *s, FcChannel *ch, FcFrame *f, const char *why)
 
 void fc_rx_arrive(FcState *s, FcFrame *f)
 {
-    if (!(s->ctrl & FC_CTRL_ENABLE)) {
-        fc_rx_drop(s, NULL, f, "the adapter is off");
+    if (!fc_ready(s)) {
+        fc_rx_drop(s, NULL, f, "the adapter is not on the link");
         return;
     }
     uint64_t end = rl_server_run(&s->rx_adapter, fc_now(), fc_adapter_ns(s, f->len));
@@ -50,7 +50,7 @@ void fc_rx_adapted(FcState *s, FcFrame *f)
     uint32_t c = f->wire.type == FC_TYPE_IP ? FC_CH_IP : FC_CH_USER;
     FcChannel *ch = &s->ch[c];
 
-    if (!(s->ctrl & FC_CTRL_ENABLE) || !(ch->ctrl & FC_CH_ENABLE)) {
+    if (!fc_ready(s) || !(ch->ctrl & FC_CH_ENABLE)) {
         fc_rx_drop(s, ch, f, "channel off");
         return;
     }

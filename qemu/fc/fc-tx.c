@@ -69,7 +69,7 @@ static void fc_tx_refuse(FcState *s, uint32_t c, const char *what, uint32_t err)
 static uint32_t fc_tx_check(FcState *s, uint32_t c, uint32_t len, uint32_t min,
                             uint32_t max, uint32_t dest)
 {
-    if (!(s->ctrl & FC_CTRL_ENABLE) || !(s->ch[c].ctrl & FC_CH_ENABLE)) {
+    if (!fc_ready(s) || !(s->ch[c].ctrl & FC_CH_ENABLE)) {
         return FC_ERR_DISABLED;
     }
     if (len < min || len > max) {

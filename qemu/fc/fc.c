@@ -54,6 +54,12 @@ bool fc_peer_up(FcState *s, uint32_t peer)
     return peer < 32 ? (s->peers_up >> peer) & 1 : s->port && rl_port_is_up(s->port);
 }
 
+/* Enabled and logged in to the fabric: takes sends and frames, channels may be enabled. */
+bool fc_ready(FcState *s)
+{
+    return (s->ctrl & FC_CTRL_ENABLE) && fc_now() >= s->ready_at;
+}
+
 uint64_t fc_adapter_ns(FcState *s, uint32_t payload)
 {
     return s->frame_setup_ns + rl_bytes_ns(payload, s->adapter_rate);
@@ -159,7 +165,11 @@ static uint64_t fc_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     uint64_t p = RL_TIME_NEVER;
 
     if (guest_ns != RL_TIME_NEVER) {
-        p = guest_ns + rl_bytes_ns(4, s->pio_rate) + s->frame_setup_ns;
+        /* an adapter not yet on the link sends nothing before its start is over: so
+         * the nodes boot (no driver has enabled it) with long grants */
+        uint64_t go = s->ctrl & FC_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
+                                               : guest_ns + s->start_us * 1000;
+        p = go + rl_bytes_ns(4, s->pio_rate) + s->frame_setup_ns;
     }
     for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->sched, i);
@@ -197,13 +207,13 @@ static const RlPortOps fc_link_ops = {
 
 /*
  * Least delay from a frame arriving to a frame this port sends because of it: the
- * receive stage of an empty frame, the DMA of its slot header, the guest's 4-byte
- * PIO store that sends, and the transmit stage of an empty frame.
+ * receive stage of an empty frame (the first the guest can see of it: a drop is
+ * counted there), the guest's 4-byte PIO store that sends, and the transmit stage of
+ * an empty frame.
  */
 static uint64_t fc_reaction_ns(FcState *s)
 {
-    return 2 * s->frame_setup_ns + rl_bytes_ns(FC_RX_PAYLOAD, s->dma_rate) +
-           rl_bytes_ns(4, s->pio_rate);
+    return 2 * s->frame_setup_ns + rl_bytes_ns(4, s->pio_rate);
 }
 
 /* ---- reset ---------------------------------------------------------------------- */
@@ -237,6 +247,7 @@ void fc_board_reset(FcState *s)
     }
     rl_sched_filter(&s->sched, fc_keep_link_events, s);
     s->ctrl = s->irq_status = s->irq_mask = s->error = 0;
+    s->ready_at = 0;
     s->dma.free_at = s->tx_adapter.free_at = s->rx_adapter.free_at = 0;
     memset(s->txq_free_at, 0, sizeof(s->txq_free_at));
     fc_update_irq(s);
@@ -410,6 +421,7 @@ static const VMStateDescription vmstate_fc = {
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, FcState),
         VMSTATE_UINT32(ctrl, FcState),
+        VMSTATE_UINT64(ready_at, FcState),
         VMSTATE_UINT32(irq_status, FcState),
         VMSTATE_UINT32(irq_mask, FcState),
         VMSTATE_UINT32(error, FcState),
@@ -451,9 +463,10 @@ static void fc_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "retrolink-fc: tx-queue-frames must be 1..%d", FC_TXQ_MAX);
         return;
     }
-    if (s->send_setup_ns > 1000000000 || s->frame_setup_ns > 1000000000) {
+    if (s->send_setup_ns > 1000000000 || s->frame_setup_ns > 1000000000 ||
+        s->start_us > 60000000) {
         error_setg(errp, "retrolink-fc: send-setup-ns and frame-setup-ns must be at most "
-                   "1 s");
+                   "1 s, start-us at most 60 s");
         return;
     }
 
@@ -528,6 +541,7 @@ static const Property fc_properties[] = {
     DEFINE_PROP_UINT64("send-setup-ns", FcState, send_setup_ns, 500),
     DEFINE_PROP_UINT64("frame-setup-ns", FcState, frame_setup_ns, 200),
     DEFINE_PROP_UINT32("tx-queue-frames", FcState, txq_frames, 2),
+    DEFINE_PROP_UINT64("start-us", FcState, start_us, 10000),
 };
 
 static void fc_class_init(ObjectClass *klass, void *data)

@@ -98,9 +98,11 @@ struct FcState {
     uint64_t send_setup_ns;     /* a DMA send: command to the first DMA */
     uint64_t frame_setup_ns;    /* each frame in the adapter (either way) */
     uint32_t txq_frames;        /* the transmit buffer, in frames */
+    uint64_t start_us;          /* ENABLE to READY: link initialization and login */
 
     /* guest-visible state */
     uint32_t ctrl, irq_status, irq_mask, error;
+    uint64_t ready_at;          /* enabled: on the link from then on (FC_STATUS_READY) */
     uint32_t peers_up;
     uint32_t nodes;
     FcChannel ch[FC_CHANNELS];
@@ -125,6 +127,7 @@ static inline uint64_t fc_now(void)
 void fc_raise(FcState *s, uint32_t cause);
 void fc_update_irq(FcState *s);
 bool fc_peer_up(FcState *s, uint32_t peer);
+bool fc_ready(FcState *s);
 void fc_board_reset(FcState *s);
 uint64_t fc_adapter_ns(FcState *s, uint32_t payload);
 

@@ -32,6 +32,11 @@ class AdapterParams(Strict):
     tx_queue_frames: int = param(2, ge=1, le=16, unit="frames", qemu="tx-queue-frames",
                                  source="our choice: double buffering, the least that lets "
                                         "the DMA of a frame overlap the sending of the last")
+    # until the adapter is on the link it cannot send, so the nodes boot in lock-step with
+    # grants this long (the driver enables it)
+    start_us: int = param(10000, ge=0, le=60_000_000, unit="us", qemu="start-us",
+                          source="our choice: FC link initialization and fabric login "
+                                 "(FLOGI, PLOGI), of the order of 10 ms")
 
 
 class FcBoard(BoardBase):
@@ -45,6 +50,10 @@ class FcBoard(BoardBase):
     IP_NETWORKING: ClassVar[bool] = True
     sbus: SbusParams = SbusParams()
     adapter: AdapterParams = AdapterParams()
+
+    def link_wait_s(self) -> float:
+        """The guest waits for the interface's carrier: the driver shows the adapter's link."""
+        return 0.0
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:

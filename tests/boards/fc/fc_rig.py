@@ -27,21 +27,26 @@ def ns(n: int, rate: int) -> int:
 
 class Rig:
     def __init__(self, artifacts, tmp_path, props: str = "", fabric: bool = True,
-                 on_sync=None, extra=(), qemu=None, env=None):
+                 on_sync=None, extra=(), qemu=None, env=None, name="qemu", qmp=False,
+                 incoming=None):
+        """incoming: load that state file (QEMU waits paused; BARs come with it)."""
         self.fabric = None
-        args = []
+        props = ",".join(x for x in ("start-us=0", props) if x)
         if fabric:
-            sock = tmp_path / "fabric.sock"
+            sock = tmp_path / f"{name}.sock"
             self.fabric = FakeFabric(sock, 2, FIRST_GRANT,
                                      on_sync or (lambda m: [wire.grant(0, NEVER)]))
             args = ["-device", f"retrolink-fc,node=0,fabric={sock},mac=52:54:00:12:34:56"
                                + (f",{props}" if props else "")]
         else:
             args = ["-device", "retrolink-fc" + (f",{props}" if props else "")]
-        self.q = Qtest(qemu or artifacts.qemu, [*args, *extra], tmp_path / "qemu.log", env=env)
-        dev = self.q.find_pci(R.FC_PCI_VENDOR_ID, R.FC_PCI_DEVICE_ID)
-        self.q.map_bars(dev, {0: CTRL, 2: CHAN})
-        self.log = tmp_path / "qemu.log"
+        if incoming:
+            extra = [*extra, "-incoming", f"file:{incoming}"]
+        self.log = tmp_path / f"{name}.log"
+        self.q = Qtest(qemu or artifacts.qemu, [*args, *extra], self.log, env=env, qmp=qmp)
+        if not incoming:
+            dev = self.q.find_pci(R.FC_PCI_VENDOR_ID, R.FC_PCI_DEVICE_ID)
+            self.q.map_bars(dev, {0: CTRL, 2: CHAN})
 
     def close(self):
         status = self.q.close()
@@ -110,3 +115,17 @@ class Rig:
 
     def slot(self, j: int) -> bytes:
         return self.q.memread(RING + j * R.FC_RX_SLOT_SIZE, R.FC_RX_SLOT_SIZE)
+
+
+def deliver_on_first_sync(frames):
+    """A fake fabric's on_sync: the given (arrival, frame) deliveries from node 1 at the
+    node's first sync, then a grant to run free."""
+    state = {"done": False}
+
+    def on_sync(m):
+        if state["done"]:
+            return [wire.grant(0, NEVER)]
+        state["done"] = True
+        return [*(wire.deliver(0, at, 1, data, seq=i) for i, (at, data) in enumerate(frames)),
+                wire.grant(0, NEVER)]
+    return on_sync

@@ -11,7 +11,7 @@
 The expected times are computed here from that description, independently of the C,
 and compared exactly (the fake fabric sees each frame's ready time)."""
 import pytest
-from fc_rig import CHAN, DATA, Rig, ns
+from fc_rig import CHAN, DATA, Rig, deliver_on_first_sync, ns
 
 from retrolink import wire
 from retrolink.qtest.fc_regs import RX_SLOT, R, irq_rx, irq_txdone, parse_wire, pio_send, \
@@ -133,15 +133,8 @@ def test_arriving_frame_is_in_the_ring_after_adapter_and_dma(artifacts, tmp_path
     arrival = 2_000_000
     payload = bytes((i * 13) & 0xFF for i in range(length))
     frame = wire_frame(1, 0, R.FC_TYPE_USER, payload, tag=0x77)
-    sent = {"done": False}
-
-    def on_sync(m):
-        if sent["done"]:
-            return [wire.grant(0, wire.NEVER)]
-        sent["done"] = True
-        return [wire.deliver(0, arrival, 1, frame), wire.grant(0, wire.NEVER)]
-
-    rig = Rig(artifacts, tmp_path, props=props(p), on_sync=on_sync)
+    rig = Rig(artifacts, tmp_path, props=props(p),
+              on_sync=deliver_on_first_sync([(arrival, frame)]))
     try:
         rig.bring_up()
         done = arrival + p["frame_setup"] + ns(length, p["adapter"]) + \

@@ -2,7 +2,8 @@
 ring, reset. The test is the driver; the adapter is node 0 of a 2-node fake fabric (or
 alone). docs/boards/fc.md; include/retrolink/regs/fc-regs.h."""
 import pytest
-from fc_rig import CHAN, CTRL, DATA, RING, RING_PAGE, RING_SLOTS, RO_PAGE, TABLE, Rig
+from fc_rig import CHAN, CTRL, DATA, RING_PAGE, RING_SLOTS, RO_PAGE, TABLE, Rig, \
+    deliver_on_first_sync
 
 from retrolink import wire
 from retrolink.qtest.fc_regs import RX_SLOT, R, irq_error, irq_rx, parse_wire, pio_send, \
@@ -190,19 +191,6 @@ def test_control_errors_channel_on_config_disabled(rig):
     assert "configuring an enabled channel refused" in log
 
 
-def deliver_on_first_sync(frames):
-    """on_sync: the given (arrival, payload) deliveries at the first sync, then run free."""
-    state = {"done": False}
-
-    def on_sync(m):
-        if state["done"]:
-            return [wire.grant(0, wire.NEVER)]
-        state["done"] = True
-        return [*(wire.deliver(0, at, 1, data, seq=i) for i, (at, data) in enumerate(frames)),
-                wire.grant(0, wire.NEVER)]
-    return on_sync
-
-
 def test_receive_into_the_ring_drops_when_full_and_release(artifacts, tmp_path):
     """Frames of TYPE USER go to channel 1's ring in order, payload then header with
     VALID; with the 4 slots full the next one is dropped and counted; RX_RELEASE gives
@@ -277,7 +265,7 @@ def test_disabling_a_channel_aborts_its_dma_at_once(rig):
 def test_bad_property_values_are_refused(artifacts, tmp_path):
     from retrolink.qtest.client import QtestError
     for prop in ("dma-rate=0", "pio-rate=0", "adapter-rate=0", "tx-queue-frames=0",
-                 "tx-queue-frames=17"):
+                 "tx-queue-frames=17", "start-us=60000001"):
         with pytest.raises(QtestError) as e:
             Rig(artifacts, tmp_path, props=prop, fabric=False).close()
         assert "retrolink-fc:" in str(e.value), str(e.value)
@@ -288,3 +276,25 @@ def test_every_error_status_is_tested():
     a peer going down: test_fc_model.py)."""
     for err in ALL_ERRORS:
         assert hasattr(R, f"FC_ERR_{err}")
+
+
+def test_ready_comes_start_us_after_enable(artifacts, tmp_path):
+    """ENABLE starts link initialization and login: READY, channel enables and sends come
+    exactly start-us later (before: FC_ERR_DISABLED)."""
+    rig = Rig(artifacts, tmp_path, props="start-us=250")
+    try:
+        rig.write_table()
+        rig.configure(1)
+        t0 = rig.q.clock_set(2_000_000)
+        rig.set_reg(R.FC_REG_CTRL, R.FC_CTRL_ENABLE)
+        assert rig.reg(R.FC_REG_STATUS) & R.FC_STATUS_READY == 0
+        rig.set_ch(1, R.FC_CH_CTRL, R.FC_CH_ENABLE)
+        assert rig.reg(R.FC_REG_ERROR) == R.FC_ERR_DISABLED
+        rig.q.clock_set(t0 + 250_000 - 1)
+        assert rig.reg(R.FC_REG_STATUS) & R.FC_STATUS_READY == 0
+        rig.q.clock_set(t0 + 250_000)
+        assert rig.reg(R.FC_REG_STATUS) & R.FC_STATUS_READY
+        rig.set_ch(1, R.FC_CH_CTRL, R.FC_CH_ENABLE)
+        assert rig.ch(1, R.FC_CH_STATUS) & R.FC_CHS_ENABLED
+    finally:
+        rig.close()
