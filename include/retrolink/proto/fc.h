@@ -11,7 +11,12 @@
 #ifndef RETROLINK_PROTO_FC_H
 #define RETROLINK_PROTO_FC_H
 
+/* the Linux driver reads FC_TYPE_* and FC_FCTL_* of a receive slot too */
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 #define FC_WIRE_HDR_SIZE        24
 

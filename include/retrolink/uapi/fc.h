@@ -9,17 +9,21 @@
  *  - mmap at offset FC_MMAP_REGS, one page: the channel's register page, uncached;
  *  - mmap at offset FC_MMAP_DVMA + A: the DMA memory at DVMA address A of the
  *    channel, which the driver allocated (the receive ring at DVMA 0, buffers from
- *    FC_IOC_ALLOC); anything else: EINVAL;
+ *    FC_IOC_ALLOC), exactly a whole allocation; anything else: EINVAL;
+ *  - mappings are MAP_SHARED (else EINVAL) and never executable (PROT_EXEC: EPERM);
  *  - the adapter can read and write nothing but that memory: the driver owns the
  *    channel's DVMA table and ring.
  * Closing the file (the last mapping gone) disables the channel, and the adapter stops
  * touching its memory before it is freed.
  *
- * Errors: EINVAL (bad argument, named in the kernel log at debug level), ENOMEM (no
- * DMA memory or DVMA space), ENOENT (FREE of an address that was not allocated),
+ * Errors: EINVAL (bad argument, named in the kernel log at debug level; FREE of the
+ * ring at DVMA 0), ENOMEM (no DMA memory or DVMA space; one buffer is at most 4 MiB,
+ * the guest kernel's largest contiguous block), ENOENT (FREE of an address that
+ * FC_IOC_ALLOC did not return),
  * EBUSY (FREE of a buffer still mapped; a second open), ENODEV (the adapter was
  * removed; a mapped page then gives SIGBUS), EIO (the adapter refused the
- * configuration; its FC_REG_ERROR is in the kernel log).
+ * configuration, its FC_REG_ERROR is in the kernel log; or a FREE whose buffer a DMA
+ * send did not finish reading in time: it is then freed at close).
  */
 #ifndef FC_UAPI_H
 #define FC_UAPI_H
