@@ -137,8 +137,8 @@ def test_no_kernel_problems_in_traffic_run(traffic_run):
 
 # ---- run 2: removal with traffic in flight --------------------------------------------
 
-# node 0 unloads the driver under an iperf3 stream, loads it again, gives the interface
-# its address back and pings; then unbinds the adapter under a process holding /dev/fc0
+# node 0 unloads the driver under an iperf3 stream, loads it again (and unloads and
+# loads it 5 times more), gives the interface its address back and pings; then unbinds the adapter under a process holding /dev/fc0
 # mapped, and pings once more after the rebind.
 READD = ("ip addr add $ADDR dev fc0 && ip link set fc0 up && "
          "for i in $(seq 50); do [ $(cat /sys/class/net/fc0/carrier) = 1 ] && break; "
@@ -146,7 +146,9 @@ READD = ("ip addr add $ADDR dev fc0 && ip link set fc0 up && "
 UNLOADER = ("ADDR=$(ip -o -4 addr show dev fc0 | awk '{print $4}'); "
             "iperf3 -c node1 -t 4 > /dev/null 2>&1 & sleep 1; "
             "rmmod fc && echo unloaded; wait; "
-            "modprobe fc && echo reloaded; " + READD + "; "
+            "modprobe fc && echo reloaded; "
+            "for i in $(seq 5); do rmmod fc && modprobe fc || break; done; "
+            "[ -c /dev/fc0 ] && echo reloaded-5-times; " + READD + "; "
             "ping -c 2 node1 > /dev/null && echo ping-after-reload; "
             "fc_driver_test --role unbind; " + READD + "; "
             "ping -c 2 node1 > /dev/null && echo ping-after-rebind")
@@ -164,6 +166,7 @@ def test_rmmod_with_traffic_in_flight_is_clean(removal_run):
     r = removal_run
     assert "[node0] unloaded" in r.stdout, r.stdout + r.stderr
     assert "[node0] reloaded" in r.stdout, r.stdout + r.stderr
+    assert "[node0] reloaded-5-times" in r.stdout, r.stdout + r.stderr
     assert "[node0] ping-after-reload" in r.stdout, r.stdout + r.stderr
     assert "[node1] server-done" in r.stdout, r.stdout + r.stderr
 
