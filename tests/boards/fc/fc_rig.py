@@ -25,6 +25,25 @@ def ns(n: int, rate: int) -> int:
     return -(-n * 10**9 // rate)
 
 
+def dma_send_model(p, go_end: int, length: int) -> list[tuple[int, int, int, int]]:
+    """(time on the link, offset, bytes, end of its DMA) of each frame of a DMA send whose
+    TX_GO store ended at go_end, on an idle adapter."""
+    slots = [0] * p["queue"]
+    dma_free = adapter_free = 0
+    ready = go_end + p["send_setup"]
+    frames, off = [], 0
+    while off < length:
+        n = min(R.FC_MAX_PAYLOAD, length - off)
+        k = slots.index(min(slots))
+        dma_end = max(ready, slots[k], dma_free) + ns(n, p["dma"])
+        dma_free = dma_end
+        out = max(dma_end, adapter_free) + p["frame_setup"] + ns(n, p["adapter"])
+        adapter_free = slots[k] = out
+        frames.append((out, off, n, dma_end))
+        ready, off = dma_end, off + n
+    return frames
+
+
 class Rig:
     def __init__(self, artifacts, tmp_path, props: str = "", fabric: bool = True,
                  on_sync=None, extra=(), qemu=None, env=None, name="qemu", qmp=False,

@@ -11,7 +11,7 @@
 The expected times are computed here from that description, independently of the C,
 and compared exactly (the fake fabric sees each frame's ready time)."""
 import pytest
-from fc_rig import CHAN, DATA, Rig, deliver_on_first_sync, ns
+from fc_rig import CHAN, DATA, Rig, deliver_on_first_sync, dma_send_model, ns
 
 from retrolink import wire
 from retrolink.qtest.fc_regs import RX_SLOT, R, irq_rx, irq_txdone, parse_wire, pio_send, \
@@ -25,25 +25,6 @@ def props(p):
     return (f"dma-rate={p['dma']},pio-rate={p['pio']},adapter-rate={p['adapter']},"
             f"send-setup-ns={p['send_setup']},frame-setup-ns={p['frame_setup']},"
             f"tx-queue-frames={p['queue']}")
-
-
-def dma_send_model(p, go_end: int, length: int) -> list[tuple[int, int, int, int]]:
-    """(time on the link, offset, bytes, end of its DMA) of each frame of a DMA send whose
-    TX_GO store ended at go_end, on an idle adapter."""
-    slots = [0] * p["queue"]
-    dma_free = adapter_free = 0
-    ready = go_end + p["send_setup"]
-    frames, off = [], 0
-    while off < length:
-        n = min(R.FC_MAX_PAYLOAD, length - off)
-        k = slots.index(min(slots))
-        dma_end = max(ready, slots[k], dma_free) + ns(n, p["dma"])
-        dma_free = dma_end
-        out = max(dma_end, adapter_free) + p["frame_setup"] + ns(n, p["adapter"])
-        adapter_free = slots[k] = out
-        frames.append((out, off, n, dma_end))
-        ready, off = dma_end, off + n
-    return frames
 
 
 @pytest.fixture
