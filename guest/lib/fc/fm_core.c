@@ -147,7 +147,7 @@ int FM_set_send_mode(int mode)
     if (r) {
         return r;
     }
-    if (fm.tx.dir == FM_DIR_SEND) {
+    if (fm.tx.dir == FM_DIR_SEND || fm.sending) {
         return fm_err(FM_EBUSY);    /* not in the middle of a message */
     }
     fm.mode = mode;

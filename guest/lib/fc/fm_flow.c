@@ -370,10 +370,9 @@ int fm_take_credits(unsigned dest, unsigned wanted, unsigned *granted)
     struct fm_peer *p = peer(dest);
     if (!p->credits) {
         int64_t deadline = 0;
-        struct fm_frame f;
         fm.stats.credit_waits++;
         for (unsigned i = 0; !p->credits; i++) {
-            int r = fm_next_frame(FM_WANT_NONE, &f);
+            int r = fm_poll_waiting();
             if (r < 0 || (r = fm_idle()) < 0) {
                 return r;
             }
@@ -393,7 +392,6 @@ int fm_connect(unsigned dest)
     struct fm_peer *p = peer(dest);
     int64_t deadline = fm_now_ns() + fm.timeout_ns, last = 0, every = HELLO_FIRST_NS;
     int err = FM_ETIMEDOUT;
-    struct fm_frame f;
     while (!p->ready) {
         int64_t now = fm_now_ns();
         if (now > deadline) {
@@ -411,10 +409,27 @@ int fm_connect(unsigned dest)
                 return r;
             }
         }
-        int r = fm_next_frame(FM_WANT_NONE, &f);
+        int r = fm_poll_waiting();
         if (r < 0 || (r = fm_idle()) < 0) {
             return r;
         }
     }
     return 0;
+}
+
+/*
+ * What a send does while it waits (for credits, a hello): outside handlers, run the
+ * handlers of the messages that have come, as FM's sends do ("FM_extract may be
+ * called during a message send"), so that two nodes sending to each other give each
+ * other credits back; in a handler, or inside FM_extract, copy what comes aside.
+ */
+int fm_poll_waiting(void)
+{
+    if (fm.in_handler || fm.extracting) {
+        struct fm_frame f;
+        int r = fm_next_frame(FM_WANT_NONE, &f);
+        return r < 0 ? r : 0;
+    }
+    int r = fm_extract_messages(~0u);
+    return r < 0 ? r : 0;
 }
