@@ -120,6 +120,7 @@ static int hello(unsigned src, uint32_t session)
         p->rx_seq = 0;
         p->rx_off = 0;
         p->owed = p->wait_release = 0;
+        fm.bl_total -= p->bl_count;
         p->bl_head = p->bl_count = p->bl_uncredited = 0;
         p->credits = fm.credits;
         p->tx_seq = 0;
@@ -209,6 +210,7 @@ static struct fm_backlog_entry *backlog_slot(struct fm_peer *p, int at_front)
         i = (p->bl_head + p->bl_count) % p->bl_cap;
     }
     p->bl_count++;
+    fm.bl_total++;
     fm.stats.backlog_frames++;
     return &p->bl[i];
 }
@@ -280,7 +282,7 @@ int fm_next_frame(int want, struct fm_frame *f)
         from_backlog(want, f);
         return 1;
     }
-    if (want == FM_WANT_ANY) {
+    if (want == FM_WANT_ANY && fm.bl_total) {
         for (unsigned k = 0; k < FM_numnodes; k++) {
             unsigned i = (fm.bl_next + k) % FM_numnodes;
             if (peer(i)->bl_count) {
@@ -335,6 +337,7 @@ int fm_done_frame(struct fm_frame *f)
         }
         p->bl_head = (p->bl_head + 1) % p->bl_cap;
         p->bl_count--;
+        fm.bl_total--;
     } else {
         int r = consume_head();
         if (r < 0) {

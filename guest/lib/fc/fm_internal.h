@@ -105,8 +105,10 @@ struct fm_state {
     unsigned ctrl_unreleased;
     int head_seen;          /* the ring's head frame went through intake() */
     unsigned bl_next;       /* where extract looks for copied frames first */
+    unsigned bl_total;      /* frames copied aside, all peers */
     int fatal;              /* FM_EPROTO: nothing works any more */
     int hw_status;
+    long drops_at_start;    /* the adapter's drop count when FM started */
     FM_stream tx, rx;
     struct fm_split split;
     struct FM_stats stats;
