@@ -44,6 +44,7 @@ struct fcraw {
     uint32_t cache[R_CACHED];
     unsigned cache_valid;   /* bit per R_* */
     struct fcraw_buf bufs[FCRAW_MAX_BUFS];
+    int last_buf;           /* where fcraw_dvma found the last address: tried first */
 };
 
 static int64_t now_ns(void)
@@ -259,20 +260,30 @@ int fcraw_free(fcraw_t *raw, void *buf)
     return fail(EINVAL);    /* not a buffer fcraw_alloc gave */
 }
 
+static int inside(const struct fcraw_buf *b, const unsigned char *c, size_t len)
+{
+    return b->p && c >= b->p && c < b->p + b->size && len <= (size_t)(b->p + b->size - c);
+}
+
 int fcraw_dvma(const fcraw_t *raw, const void *p, size_t len, uint32_t *dvma)
 {
     if (!raw || !p || !dvma) {
         return fail(EINVAL);
     }
     const unsigned char *c = p;
-    for (int i = 0; i < FCRAW_MAX_BUFS; i++) {
-        const struct fcraw_buf *b = &raw->bufs[i];
-        if (b->p && c >= b->p && c < b->p + b->size && len <= (size_t)(b->p + b->size - c)) {
-            *dvma = b->dvma + (uint32_t)(c - b->p);
-            return 0;
+    /* sends mostly come from the buffer of the last one: a scan of the table costs
+       hundreds of instructions, which is modelled time */
+    int i = raw->last_buf;
+    if (!inside(&raw->bufs[i], c, len)) {
+        for (i = 0; i < FCRAW_MAX_BUFS && !inside(&raw->bufs[i], c, len); i++) {
         }
+        if (i == FCRAW_MAX_BUFS) {
+            return fail(EFAULT);    /* not (wholly) inside DMA memory from fcraw_alloc */
+        }
+        ((fcraw_t *)raw)->last_buf = i;
     }
-    return fail(EFAULT);    /* not (wholly) inside DMA memory from fcraw_alloc */
+    *dvma = raw->bufs[i].dvma + (uint32_t)(c - raw->bufs[i].p);
+    return 0;
 }
 
 /* ---- sends --------------------------------------------------------------- */

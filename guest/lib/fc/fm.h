@@ -108,7 +108,8 @@ struct FM_stats {
     uint64_t control_sent, control_received;    /* credit and hello frames */
     uint64_t credit_waits;          /* sends that found no credit and waited */
     uint64_t backlog_frames;        /* frames copied aside (not extracted yet) */
-    uint64_t rx_drops;              /* the adapter's count: must stay 0 under FM */
+    uint64_t rx_drops;              /* frames the adapter dropped since FM_initialize:
+                                       stays 0 under FM */
     uint32_t credits_per_peer;      /* frames a sender may have unreturned here */
 };
 int FM_get_stats(struct FM_stats *stats);

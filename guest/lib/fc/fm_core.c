@@ -97,6 +97,7 @@ int FM_initialize(void)
     for (unsigned i = 0; i < nodes; i++) {
         peers[i].credits = fm.credits;
     }
+    fm.drops_at_start = fcraw_rx_drops(raw);
     FM_nodeid = fcraw_node_id(raw);
     FM_numnodes = nodes;
     return FM_OK;
@@ -147,7 +148,7 @@ int FM_set_send_mode(int mode)
     if (r) {
         return r;
     }
-    if (fm.tx.dir == FM_DIR_SEND) {
+    if (fm.tx.dir == FM_DIR_SEND || fm.sending) {
         return fm_err(FM_EBUSY);    /* not in the middle of a message */
     }
     fm.mode = mode;
@@ -219,7 +220,7 @@ int FM_get_stats(struct FM_stats *stats)
     if (!stats) {
         return fm_err(FM_EINVAL);
     }
-    long drops = fcraw_rx_drops(fm.raw);
+    long drops = fcraw_rx_drops(fm.raw) - fm.drops_at_start;
     fm.stats.rx_drops = drops < 0 ? 0 : (uint64_t)drops;
     *stats = fm.stats;
     return FM_OK;

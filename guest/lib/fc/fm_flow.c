@@ -120,6 +120,7 @@ static int hello(unsigned src, uint32_t session)
         p->rx_seq = 0;
         p->rx_off = 0;
         p->owed = p->wait_release = 0;
+        fm.bl_total -= p->bl_count;
         p->bl_head = p->bl_count = p->bl_uncredited = 0;
         p->credits = fm.credits;
         p->tx_seq = 0;
@@ -209,6 +210,7 @@ static struct fm_backlog_entry *backlog_slot(struct fm_peer *p, int at_front)
         i = (p->bl_head + p->bl_count) % p->bl_cap;
     }
     p->bl_count++;
+    fm.bl_total++;
     fm.stats.backlog_frames++;
     return &p->bl[i];
 }
@@ -280,7 +282,7 @@ int fm_next_frame(int want, struct fm_frame *f)
         from_backlog(want, f);
         return 1;
     }
-    if (want == FM_WANT_ANY) {
+    if (want == FM_WANT_ANY && fm.bl_total) {
         for (unsigned k = 0; k < FM_numnodes; k++) {
             unsigned i = (fm.bl_next + k) % FM_numnodes;
             if (peer(i)->bl_count) {
@@ -335,6 +337,7 @@ int fm_done_frame(struct fm_frame *f)
         }
         p->bl_head = (p->bl_head + 1) % p->bl_cap;
         p->bl_count--;
+        fm.bl_total--;
     } else {
         int r = consume_head();
         if (r < 0) {
@@ -370,10 +373,9 @@ int fm_take_credits(unsigned dest, unsigned wanted, unsigned *granted)
     struct fm_peer *p = peer(dest);
     if (!p->credits) {
         int64_t deadline = 0;
-        struct fm_frame f;
         fm.stats.credit_waits++;
         for (unsigned i = 0; !p->credits; i++) {
-            int r = fm_next_frame(FM_WANT_NONE, &f);
+            int r = fm_poll_waiting();
             if (r < 0 || (r = fm_idle()) < 0) {
                 return r;
             }
@@ -393,7 +395,6 @@ int fm_connect(unsigned dest)
     struct fm_peer *p = peer(dest);
     int64_t deadline = fm_now_ns() + fm.timeout_ns, last = 0, every = HELLO_FIRST_NS;
     int err = FM_ETIMEDOUT;
-    struct fm_frame f;
     while (!p->ready) {
         int64_t now = fm_now_ns();
         if (now > deadline) {
@@ -411,10 +412,27 @@ int fm_connect(unsigned dest)
                 return r;
             }
         }
-        int r = fm_next_frame(FM_WANT_NONE, &f);
+        int r = fm_poll_waiting();
         if (r < 0 || (r = fm_idle()) < 0) {
             return r;
         }
     }
     return 0;
+}
+
+/*
+ * What a send does while it waits (for credits, a hello): outside handlers, run the
+ * handlers of the messages that have come, as FM's sends do ("FM_extract may be
+ * called during a message send"), so that two nodes sending to each other give each
+ * other credits back; in a handler, or inside FM_extract, copy what comes aside.
+ */
+int fm_poll_waiting(void)
+{
+    if (fm.in_handler || fm.extracting) {
+        struct fm_frame f;
+        int r = fm_next_frame(FM_WANT_NONE, &f);
+        return r < 0 ? r : 0;
+    }
+    int r = fm_extract_messages(~0u);
+    return r < 0 ? r : 0;
 }

@@ -95,12 +95,20 @@ struct fm_state {
     uint32_t session;
     struct fm_peer *peers;
     int in_handler;
+    int extracting;         /* inside fm_extract_messages */
+    int sending;            /* inside FM_send, FM_send_4, FM_send_request, or a stream's
+                               start: the send queue is taken (a handler run by a waiting
+                               send cannot send) */
+    int split_busy;         /* starting the split request's DMA sends (no re-entry) */
+    int handler_missing;    /* a message for no handler was skipped, not yet said */
     int credit_due;         /* some peer is owed >= T */
     unsigned ctrl_unreleased;
     int head_seen;          /* the ring's head frame went through intake() */
     unsigned bl_next;       /* where extract looks for copied frames first */
+    unsigned bl_total;      /* frames copied aside, all peers */
     int fatal;              /* FM_EPROTO: nothing works any more */
     int hw_status;
+    long drops_at_start;    /* the adapter's drop count when FM started */
     FM_stream tx, rx;
     struct fm_split split;
     struct FM_stats stats;
@@ -125,8 +133,12 @@ int fm_wait_frame(unsigned src, struct fm_frame *f);
 int fm_done_frame(struct fm_frame *f);
 int fm_idle(void);
 int fm_take_credits(unsigned dest, unsigned wanted, unsigned *granted);
+int fm_poll_waiting(void);
 int fm_connect(unsigned dest);
 uint32_t fm_tag(unsigned dest, uint32_t low);
+
+/* fm_recv.c: FM_extract's work; the bytes extracted or < 0 */
+long long fm_extract_messages(unsigned maxbytes);
 
 /* fm_send.c */
 int fm_split_drain(void);

@@ -84,38 +84,24 @@ static int finish_message(FM_stream *s)
     return r;
 }
 
-int FM_extract(unsigned maxbytes)
+long long fm_extract_messages(unsigned maxbytes)
 {
-    int r = fm_check();
-    if (r) {
-        return r;
-    }
-    if (fm.in_handler) {
-        return fm_err(FM_EBUSY);
-    }
-    if (maxbytes == 0) {
-        return fm_err(FM_EINVAL);
-    }
-    if ((r = fm_split_progress()) < 0) {
-        return r;
-    }
+    fm.extracting = 1;      /* a wait in here copies frames aside, it does not extract */
+    int r = fm_split_progress();
     unsigned long long total = 0;
-    int missing_handler = 0;
-    while (total < maxbytes) {
+    while (r >= 0 && total < maxbytes) {
         struct fm_frame f;
         r = fm_next_frame(FM_WANT_ANY, &f);
-        if (r < 0) {
-            return r;
-        }
         if (r == 0) {
-            if ((r = fm_idle()) < 0) {
-                return r;
-            }
+            r = fm_idle();
+        }
+        if (r <= 0) {
             break;
         }
         if (!(f.tag & FM_TAG_BEGIN) || f.offset != 0) {
             fm.fatal = FM_EPROTO;   /* the middle of a message nobody began */
-            return fm_err(FM_EPROTO);
+            r = fm_err(FM_EPROTO);
+            break;
         }
         FM_stream *s = &fm.rx;
         s->dir = FM_DIR_RECV;
@@ -132,10 +118,10 @@ int FM_extract(unsigned maxbytes)
             ret = h(s, f.src);
             fm.in_handler = 0;
         } else {
-            missing_handler = 1;    /* FM's rule: such a message is dropped, and said */
+            fm.handler_missing = 1;     /* FM's rule: such a message is dropped, and said */
         }
         if ((r = finish_message(s)) < 0) {
-            return fm_err(r);
+            break;
         }
         total += s->total;
         fm.stats.messages_received++;
@@ -143,8 +129,30 @@ int FM_extract(unsigned maxbytes)
             break;
         }
     }
-    if (missing_handler) {
+    fm.extracting = 0;
+    return r < 0 ? fm_err(r) : (long long)total;
+}
+
+int FM_extract(unsigned maxbytes)
+{
+    int r = fm_check();
+    if (r) {
+        return r;
+    }
+    if (fm.in_handler) {
+        return fm_err(FM_EBUSY);
+    }
+    if (maxbytes == 0) {
+        return fm_err(FM_EINVAL);
+    }
+    long long n = fm_extract_messages(maxbytes);
+    if (n < 0) {
+        return (int)n;
+    }
+    /* also a message skipped while a send waited and ran the handlers */
+    if (fm.handler_missing) {
+        fm.handler_missing = 0;
         return fm_err(FM_EHANDLER);
     }
-    return total > INT_MAX ? INT_MAX : (int)total;
+    return n > INT_MAX ? INT_MAX : (int)n;
 }

@@ -76,8 +76,7 @@ static int dma_chunk(unsigned dest, unsigned handler, const unsigned char *buf, 
             return busy < 0 ? fm_raw_err() : 0;
         }
         if (!p->credits) {
-            struct fm_frame f;      /* credits may be waiting behind other frames */
-            int r = fm_next_frame(FM_WANT_NONE, &f);
+            int r = fm_poll_waiting();     /* credits may be waiting behind other frames */
             if (r < 0 || !p->credits) {
                 return r < 0 ? r : 0;
             }
@@ -87,6 +86,7 @@ static int dma_chunk(unsigned dest, unsigned handler, const unsigned char *buf, 
     if (r < 0) {
         return r;
     }
+    left = len - *started;      /* (the wait cannot have sent any of it: fm.sending) */
     unsigned chunk = left, max = (FC_MAX_SEND / mp) * mp;
     if ((uint64_t)granted * mp < chunk) {
         chunk = granted * mp;
@@ -136,13 +136,26 @@ static int send_prologue(unsigned dest, unsigned handler)
     if (handler >= FM_MAX_HANDLERS) {
         return fm_err(FM_EHANDLER);
     }
-    if (fm.tx.dir == FM_DIR_SEND) {
+    if (fm.sending || fm.tx.dir == FM_DIR_SEND) {
         return fm_err(FM_EBUSY);
     }
+    fm.sending = 1;         /* the caller clears it (send_done) */
     if ((r = fm_connect(dest)) < 0 || (r = fm_split_drain()) < 0) {
+        fm.sending = 0;
         return r;
     }
     return 0;
+}
+
+/* The end of a send that send_prologue began: r is its result. */
+static int send_done(int r)
+{
+    fm.sending = 0;
+    if (r < 0) {
+        return fm_err(r);
+    }
+    fm.stats.messages_sent++;
+    return FM_OK;
 }
 
 /* DMA or PIO for len bytes at buf: FM_ENOTDMA if DMA is required and impossible. */
@@ -165,6 +178,7 @@ FM_stream *FM_begin_message(unsigned dest, unsigned length, unsigned handler)
     }
     FM_stream *s = &fm.tx;
     memset(s, 0, offsetof(FM_stream, stage));
+    fm.sending = 0;         /* the open stream holds the send queue now */
     s->dir = FM_DIR_SEND;
     s->dest = dest;
     s->handler = handler;
@@ -267,12 +281,8 @@ int FM_send(unsigned dest, unsigned handler, const void *buf, unsigned length)
     if ((r = use_dma(buf, length, &dma)) < 0 || (r = send_prologue(dest, handler)) < 0) {
         return r;
     }
-    r = dma ? dma_piece(dest, handler, buf, length, 1, 1) : pio_message(dest, handler, buf, length);
-    if (r < 0) {
-        return fm_err(r);
-    }
-    fm.stats.messages_sent++;
-    return FM_OK;
+    return send_done(dma ? dma_piece(dest, handler, buf, length, 1, 1)
+                         : pio_message(dest, handler, buf, length));
 }
 
 int FM_send_4(unsigned dest, unsigned handler, uint32_t i0, uint32_t i1, uint32_t i2,
@@ -283,11 +293,7 @@ int FM_send_4(unsigned dest, unsigned handler, uint32_t i0, uint32_t i1, uint32_
     if (r < 0) {
         return r;
     }
-    if ((r = pio_message(dest, handler, (const unsigned char *)words, sizeof(words))) < 0) {
-        return fm_err(r);
-    }
-    fm.stats.messages_sent++;
-    return FM_OK;
+    return send_done(pio_message(dest, handler, (const unsigned char *)words, sizeof(words)));
 }
 
 /* ---- the split API ------------------------------------------------------- */
@@ -304,10 +310,12 @@ static int split_fail(int r)
 int fm_split_progress(void)
 {
     struct fm_split *q = &fm.split;
-    if (!q->id || q->started == q->len) {
+    if (!q->id || q->started == q->len || fm.split_busy) {
         return 0;
     }
+    fm.split_busy = 1;
     int r = dma_chunk(q->dest, q->handler, q->buf, q->len, &q->started, 1, 1, 0);
+    fm.split_busy = 0;
     return r < 0 ? split_fail(r) : 0;
 }
 
@@ -315,13 +323,16 @@ int fm_split_progress(void)
 int fm_split_drain(void)
 {
     struct fm_split *q = &fm.split;
-    while (q->id && q->started < q->len) {
-        int r = dma_chunk(q->dest, q->handler, q->buf, q->len, &q->started, 1, 1, 1);
-        if (r < 0) {
-            return split_fail(r);
-        }
+    int r = 0;
+    if (fm.split_busy) {
+        return 0;
     }
-    return 0;
+    fm.split_busy = 1;
+    while (r >= 0 && q->id && q->started < q->len) {
+        r = dma_chunk(q->dest, q->handler, q->buf, q->len, &q->started, 1, 1, 1);
+    }
+    fm.split_busy = 0;
+    return r < 0 ? split_fail(r) : 0;
 }
 
 int FM_send_request(unsigned dest, unsigned handler, const void *buf, unsigned length,
@@ -345,17 +356,19 @@ int FM_send_request(unsigned dest, unsigned handler, const void *buf, unsigned l
     FM_request id = q->id + 1;
     *q = (struct fm_split){ .id = id, .dest = dest, .handler = handler, .buf = buf,
                             .len = length, .failed = q->failed, .failed_err = q->failed_err };
+    fm.split_busy = 1;
     if (length == 0) {
         r = pio_frame(dest, handler | FM_TAG_BEGIN | FM_TAG_END, NULL, 0);
     } else {
         r = dma_chunk(dest, handler, q->buf, length, &q->started, 1, 1, 1);
     }
+    fm.split_busy = 0;
     if (r < 0) {
+        fm.sending = 0;
         return split_fail(r);
     }
-    fm.stats.messages_sent++;
     *request = id;
-    return FM_OK;
+    return send_done(0);
 }
 
 int FM_send_complete(FM_request request)
