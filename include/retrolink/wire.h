@@ -81,7 +81,8 @@ enum rl_barrier_flag {
 enum rl_protocol {
     RL_PROTO_ANY = 0,       /* a network: any port; a port: says nothing (tests) */
     RL_PROTO_SX = 1,        /* the SX board's frames (sx-regs.h) */
-    RL_PROTO_ETHERNET = 2   /* Ethernet frames without preamble and FCS (the netdev) */
+    RL_PROTO_ETHERNET = 2,  /* Ethernet frames without preamble and FCS (the netdev) */
+    RL_PROTO_FC = 3         /* the PUMA-III Fibre Channel adapter's frames (proto/fc.h) */
 };
 
 struct rl_msg_hdr {

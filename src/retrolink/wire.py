@@ -30,7 +30,8 @@ BARRIER, BARRIER_AT = lib.RL_MSG_BARRIER, lib.RL_MSG_BARRIER_AT
 BARRIER_HELD, BARRIER_STOPPED, BARRIER_SAVE = (
     lib.RL_BARRIER_HELD, lib.RL_BARRIER_STOPPED, lib.RL_BARRIER_SAVE)
 # what a port's frames are (ATTACH), and what a network carries (the fabric's config)
-PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET}
+PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET,
+             "fc": lib.RL_PROTO_FC}
 
 
 def _pack(ctype: str, msg_type: int, node: int, time_ns: int, payload: bytes = b"", **fields):

@@ -145,3 +145,26 @@ long cli_disarm(long ret)
     errno = ret < 0 && fired && e == EINTR ? ETIMEDOUT : e;
     return ret;
 }
+
+static int failures;
+
+void cli_result(const char *name, int ok, const char *fmt, ...)
+{
+    if (ok) {
+        printf("PASS %s\n", name);
+    } else {
+        va_list ap;
+        failures++;
+        printf("FAIL %s: ", name);
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+int cli_failures(void)
+{
+    return failures;
+}

@@ -35,4 +35,12 @@ void cli_arm(unsigned seconds);
 long cli_disarm(long ret);
 #define CLI_BOUNDED(seconds, call) (cli_arm(seconds), cli_disarm(call))
 
+/*
+ * Test programs: "PASS name", or "FAIL name: why" (fmt and what follows) on stdout,
+ * flushed at once; cli_failures() counts the FAILs so far.
+ */
+void cli_result(const char *name, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int cli_failures(void);
+
 #endif

@@ -29,6 +29,8 @@ def bench_main(args) -> int:
     overrides, sweeps = parse_overrides(args.set), _sweeps(args.sweep)
     if args.which == "net":
         return _bench_net(args, overrides, sweeps)
+    if args.which == "puma3":
+        return _bench_puma3(args, overrides, sweeps)
     # validate the machine (and every sweep value) before building or booting anything
     from retrolink.model.machine import load_machine
     load_machine(args.machine, overrides)
@@ -98,6 +100,33 @@ def _bench_net(args, overrides: dict, sweeps) -> int:
     png = out_dir / _file_name(f"net{'-quick' if args.quick else ''}{fixed}.png")
     try:
         report.net_plot(result, png)
+        say(f"plot: {png}")
+    except Exception as e:      # the measured points matter more than their picture
+        say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")
+    _write_json(args, result, time.monotonic() - start)
+    return 0
+
+
+def _bench_puma3(args, overrides: dict, sweeps) -> int:
+    """`bench puma3`: its own machines (bench/puma3.toml); --set applies to each."""
+    from retrolink.bench import puma3
+    from retrolink.build.pipeline import build_all
+    from retrolink.model.machine import load_machine
+    if sweeps:
+        raise MachineError("bench puma3 takes no --sweep")
+    for name in puma3.load_definition(args.quick)["machines"].values():
+        load_machine(name, overrides)
+    art = build_all()
+    start = time.monotonic()
+    say("PUMA-III benchmarks on the bandwidth and the latency machines (boots 2 times)")
+    result = puma3.run_puma3(overrides, art, args.quick)
+    print(puma3.table(result), flush=True)
+    out_dir = paths.REPO / "results"
+    out_dir.mkdir(exist_ok=True)
+    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
+    png = out_dir / _file_name(f"puma3{'-quick' if args.quick else ''}{fixed}.png")
+    try:
+        puma3.plot(result, png)
         say(f"plot: {png}")
     except Exception as e:      # the measured points matter more than their picture
         say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")

@@ -7,8 +7,10 @@ from pydantic import Field
 
 from retrolink.boards.base import BoardBase
 from retrolink.boards.ethernet import NICS, EthernetBoard
+from retrolink.boards.fc import FcBoard
 from retrolink.boards.sx import SxBoard
 
-BOARDS: dict[str, type[BoardBase]] = {"sx": SxBoard, **{nic: EthernetBoard for nic in NICS}}
+BOARDS: dict[str, type[BoardBase]] = {"sx": SxBoard, "fc": FcBoard,
+                                      **{nic: EthernetBoard for nic in NICS}}
 
 Board = Annotated[Union[tuple(dict.fromkeys(BOARDS.values()))], Field(discriminator="model")]

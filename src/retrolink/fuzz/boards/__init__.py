@@ -4,6 +4,7 @@ import importlib
 
 BOARDS = {
     "sx": "retrolink.fuzz.boards.sx",
+    "fc": "retrolink.fuzz.boards.fc",
     "e1000": "retrolink.fuzz.boards.e1000",
 }
 

@@ -1,0 +1,168 @@
+/*
+ * PUMA-III Fibre Channel adapter (retrolink-fc): the state shared by its files.
+ * Register map: retrolink/regs/fc-regs.h; frames: retrolink/proto/fc.h;
+ * behaviour and timing model: docs/boards/fc.md.
+ *
+ *   fc.c       the device: QOM, properties, realize, interrupts, the fabric port,
+ *              the promise, migration
+ *   fc-regs.c  the two BARs: every access costs its SBus PIO time (rl-bus)
+ *   fc-dvma.c  the channels' DVMA tables: validate a range, move bytes
+ *   fc-tx.c    DMA and PIO sends: SBus DMA -> transmit buffer -> adapter -> link
+ *   fc-rx.c    arriving frames: adapter -> SBus DMA into the channel's ring
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RETROLINK_FC_H
+#define RETROLINK_FC_H
+
+#include "hw/pci/pci_device.h"
+#include "net/net.h"
+#include "qom/object.h"
+
+#include "retrolink/regs/fc-regs.h"
+#include "retrolink/proto/fc.h"
+#include "hw/retrolink/core/rl-bus.h"
+#include "hw/retrolink/core/rl-link.h"
+#include "hw/retrolink/core/rl-sched.h"
+
+#define TYPE_RETROLINK_FC "retrolink-fc"
+OBJECT_DECLARE_SIMPLE_TYPE(FcState, RETROLINK_FC)
+
+typedef struct fc_wire_hdr FcWire;
+
+#define FC_IRQ_ALL      (FC_IRQ_RX(0) | FC_IRQ_TXDONE(0) | FC_IRQ_ERROR(0) | \
+                         FC_IRQ_RX(1) | FC_IRQ_TXDONE(1) | FC_IRQ_ERROR(1) | FC_IRQ_LINK)
+
+/* the most frames the on-board transmit buffer can hold ('tx-queue-frames') */
+#define FC_TXQ_MAX      16
+
+enum FcEventKind {
+    FC_EV_TX_DMA_DONE,  /* arg: channel, gen: its tx_gen; the DMA of the send's next frame */
+    FC_EV_TX_OUT,       /* arg: channel, gen, ptr: FcFrame; the adapter hands it to the link */
+    FC_EV_ARRIVE,       /* ptr: FcFrame; a frame's last byte reached the adapter */
+    FC_EV_RX_ADAPTED,   /* ptr: FcFrame; the adapter's receive stage is done */
+    FC_EV_RX_DMA_DONE,  /* arg: channel, gen: its rx_gen, ptr: FcFrame; in the ring */
+    FC_EV_LINK,         /* arg: peer | up << 31 */
+};
+
+/* A frame inside the adapter: wire header, payload, and where it goes. */
+typedef struct FcFrame {
+    uint32_t peer;              /* destination (transmit) or source (receive) */
+    uint32_t len;               /* payload bytes */
+    uint32_t slot;              /* receive: the ring slot it is written to */
+    bool last;                  /* transmit: the last frame of a DMA send */
+    uint64_t pages[2];          /* receive: the slot's bus pages, from the DVMA table */
+    FcWire wire;
+    uint8_t data[];
+} FcFrame;
+
+/* One channel: its configuration, its DMA send, its receive ring (fc-regs.h). */
+typedef struct FcChannel {
+    /* configuration (BAR0) */
+    uint32_t ctrl;
+    uint32_t dvma_lo, dvma_hi, dvma_pages;
+    uint32_t rx_ring, rx_slots;
+    /* counters */
+    uint32_t tx_frames, rx_frames, rx_drops, errors;
+    /* its page (BAR2) */
+    uint32_t tx_addr, tx_len, tx_dest, tx_tag;
+    uint32_t tx_status, tx_done, pio_tag;
+    uint8_t pio_buf[FC_PIO_MAX];
+    /* the DMA send under way (tx_active): what TX_GO took, and how far it is */
+    bool tx_active;
+    uint32_t cur_addr, cur_len, cur_dest, cur_tag;
+    uint32_t tx_off;            /* bytes read from host memory so far */
+    uint32_t tx_slot;           /* the transmit buffer slot its next frame fills */
+    uint32_t tx_seq;            /* sends started: the frames' seq_id */
+    uint32_t tx_gen;            /* bumped by an abort: its events are stale */
+    uint64_t *tx_pages;         /* the send's DVMA pages, read at TX_GO */
+    uint32_t tx_first_page;
+    /* the receive ring: the adapter's next slot, slots it owns, slots the host holds */
+    uint32_t rx_next, rx_free, rx_host;
+    uint32_t rx_gen;
+} FcChannel;
+
+struct FcState {
+    PCIDevice parent_obj;
+    MemoryRegion ctrl_bar;
+    MemoryRegion chan_bar;
+
+    /* properties */
+    char *fabric;
+    uint32_t node;
+    uint32_t network;
+    MACAddr mac;
+    uint64_t dma_rate;          /* SBus DMA, bytes/s */
+    uint64_t pio_rate;          /* SBus programmed I/O, bytes/s */
+    uint64_t adapter_rate;      /* the adapter's own stage, bytes/s */
+    uint64_t send_setup_ns;     /* a DMA send: command to the first DMA */
+    uint64_t frame_setup_ns;    /* each frame in the adapter (either way) */
+    uint32_t txq_frames;        /* the transmit buffer, in frames */
+    uint64_t start_us;          /* ENABLE to READY: link initialization and login */
+
+    /* guest-visible state */
+    uint32_t ctrl, irq_status, irq_mask, error;
+    uint64_t ready_at;          /* enabled: on the link from then on (FC_STATUS_READY) */
+    uint32_t peers_up;
+    uint32_t nodes;
+    FcChannel ch[FC_CHANNELS];
+
+    /* the adapter's resources (docs/boards/fc.md, "Timing") */
+    RlBus bus;                  /* the SBus as the CPU's PIO sees it */
+    RlServer dma;               /* the SBus DMA engine: sends and receives */
+    RlServer tx_adapter;        /* the adapter's transmit stage */
+    RlServer rx_adapter;        /* its receive stage (FC is full duplex) */
+    uint64_t txq_free_at[FC_TXQ_MAX];   /* each transmit buffer slot is free again */
+
+    RlSched sched;
+    RlPort *port;
+};
+
+static inline uint64_t fc_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* fc.c */
+void fc_raise(FcState *s, uint32_t cause);
+void fc_update_irq(FcState *s);
+bool fc_peer_up(FcState *s, uint32_t peer);
+bool fc_ready(FcState *s);
+void fc_board_reset(FcState *s);
+uint64_t fc_adapter_ns(FcState *s, uint32_t payload);
+
+/* fc-regs.c */
+extern const MemoryRegionOps fc_ctrl_ops;
+extern const MemoryRegionOps fc_chan_ops;
+
+/* fc-dvma.c */
+/*
+ * Check that [addr, addr + len) of channel c's DVMA space is wholly in valid
+ * entries (and writable, with write); on success fill pages[] (if not NULL) with
+ * the bus address of each page the range touches, first to last.
+ */
+bool fc_dvma_map(FcState *s, FcChannel *ch, uint32_t addr, uint32_t len, bool write,
+                 uint64_t *pages);
+/* Move len bytes at offset off of a range mapped by pages[] (first_page: addr's page). */
+void fc_dvma_read(FcState *s, const uint64_t *pages, uint32_t addr, uint32_t off,
+                  void *buf, uint32_t len);
+void fc_dvma_write(FcState *s, const uint64_t *pages, uint32_t addr, uint32_t off,
+                   const void *buf, uint32_t len);
+uint32_t fc_dvma_npages(uint32_t addr, uint32_t len);
+
+/* fc-tx.c */
+void fc_tx_go(FcState *s, uint32_t c, uint64_t bus_end);
+void fc_pio_send(FcState *s, uint32_t c, uint32_t val, uint64_t bus_end);
+void fc_tx_dma_done(FcState *s, uint32_t c);
+void fc_tx_out(FcState *s, uint32_t c, FcFrame *f);
+void fc_tx_abort(FcState *s, uint32_t c);
+uint32_t fc_txq_free(FcState *s);
+
+/* fc-rx.c */
+void fc_rx_arrive(FcState *s, FcFrame *f);
+void fc_rx_adapted(FcState *s, FcFrame *f);
+void fc_rx_dma_done(FcState *s, uint32_t c, FcFrame *f);
+void fc_rx_release(FcState *s, uint32_t c, uint32_t n);
+void fc_rx_abort(FcState *s, uint32_t c);
+
+#endif /* RETROLINK_FC_H */

@@ -1,0 +1,190 @@
+"""`retrolink bench puma3`: the PUMA-III figures (bench/puma3.toml, docs/boards/fc.md),
+measured in the guests under the timed model.
+
+Bandwidth is NetPIPE's: a transfer of S bytes goes from node 0 to node 1 and back, and
+bandwidth = S / (mean round trip / 2). One boot of the bandwidth machine (SPARCstation 2
++ Weitek) measures it vs transfer size for the raw protocol and the three Fast Messages
+send modes (fc_bench), then for TCP/IP over the adapter's IP interface (NPtcp, one size
+per run). One boot of the latency machine (SPARCstation 5) measures FM one-way latency
+(half the mean round trip) vs size for each FM send mode; `fm_latency_us` is FM as
+designed, with PIO sends.
+"""
+import re
+import tomllib
+
+from retrolink import paths
+from retrolink.bench.results import csv, find, parse_results
+from retrolink.bench.sx import machine_parameters
+from retrolink.model.machine import Machine, load_machine
+from retrolink.progress import StepFailed, say
+from retrolink.run.node_command import Artifacts
+from retrolink.run.runner import run_cluster
+
+DEFINITION = paths.REPO / "bench" / "puma3.toml"
+PROTOCOLS = ("raw", "fm_zc_dma", "fm_pio", "fm_split")
+KEYS = PROTOCOLS + ("tcp",)
+LATENCY_MODE = "fm_pio"
+NPTCP_PORT = 5002
+# NPtcp's report of one size: "  0:  1024 bytes   4 times -->   71.23 Mbps in  109.68 usec"
+NPTCP_LINE = re.compile(r"^\s*\d+:\s+(\d+) bytes\s+\d+ times -->\s+([\d.]+) Mbps in\s+([\d.]+) usec")
+
+
+def load_definition(quick: bool) -> dict:
+    """bench/puma3.toml; with quick, its [quick] values replace the full ones."""
+    d = tomllib.loads(DEFINITION.read_text())
+    if quick:
+        q = d["quick"]
+        d["sizes"], d["latency_sizes"] = q["sizes"], q["latency_sizes"]
+        d["bandwidth"] = dict(d["bandwidth"], bytes=q["bytes"])
+        d["tcp"] = dict(d["tcp"], repeats=q["repeats"])
+    return d
+
+
+def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str):
+    say(f"  {machine.cluster.name}: {what}")
+    result = run_cluster(machine, art, scripts, "bench-puma3")
+    if result.problems:
+        out = "\n".join(f"    [node{r.node}] {l}" for r in result.nodes for l in r.lines[-8:])
+        raise StepFailed(f"benchmark '{what}' on {machine.cluster.name} failed:\n  "
+                         + "\n  ".join(result.problems) + f"\n{out}\n  logs: {result.run_dir}")
+    if (result.fabric_stats or {}).get("causality_violations", 0):
+        raise StepFailed(f"'{what}': the fabric counted causality violations; results would "
+                         f"not be exact (logs: {result.run_dir})")
+    return result
+
+
+def fc_bench(d: dict, protocols, sizes) -> str:
+    """fc_bench runs the same on both nodes: node 0 pings, node 1 pongs; node 0 prints
+    `RESULT pingpong protocol=P size=S reps=R latency_us=L MBps=B` per point."""
+    return (f"fc_bench --protocols {csv(protocols)} --sizes {csv(sizes)} "
+            f"--reps-bytes {d['bandwidth']['bytes']}")
+
+
+def bandwidth_scripts(d: dict) -> dict[int, str]:
+    tcp_send, tcp_recv = [], []
+    for s in d["sizes"]:
+        opts = f"-P {NPTCP_PORT} -l {s} -u {s} -p 0 -n {d['tcp']['repeats']}"
+        tcp_send.append(f"NPtcp -h node1 {opts} -o /dev/null")
+        tcp_recv.append(f"NPtcp {opts} -o /dev/null >/dev/null")
+    # the NPtcp receiver is started before the first transmitter tries to connect: the
+    # transmitter retries its connect, the receiver waits in accept
+    bench = fc_bench(d, d["protocols"], d["sizes"])
+    return {0: " && ".join([bench, "echo @@tcp"] + tcp_send),
+            1: " && ".join([bench] + tcp_recv)}
+
+
+def nptcp_MBps(lines: list[str]) -> dict[str, float]:
+    """size -> MB/s (10^6 bytes/s) from the transmitter's NPtcp lines after '@@tcp'."""
+    out = {}
+    for line in lines[lines.index("@@tcp") + 1:] if "@@tcp" in lines else []:
+        m = NPTCP_LINE.match(line)
+        if m:
+            # NetPIPE's Mbps are 2^20 bits/s; its time is half the round trip, which
+            # makes bytes per microsecond our MB/s (10^6 bytes/s) exactly
+            out[m.group(1)] = round(int(m.group(1)) / float(m.group(3)), 3)
+    return out
+
+
+def measure_bandwidth(machine: Machine, art: Artifacts, d: dict) -> dict:
+    result = _run(machine, art, bandwidth_scripts(d),
+                  "bandwidth vs transfer size (raw, FM zero-copy DMA, FM PIO, FM split, TCP)")
+    res = [x for r in result.nodes for x in parse_results(r.node, r.lines)]
+    bw = {proto: {str(s): point(res, proto, s).num("MBps") for s in d["sizes"]}
+          for proto in d["protocols"]}
+    (n0,) = [r for r in result.nodes if r.node == 0]
+    bw["tcp"] = nptcp_MBps(n0.lines)
+    missing = [s for s in d["sizes"] if str(s) not in bw["tcp"]]
+    if missing:
+        raise StepFailed(f"NPtcp reported no bandwidth for {csv(missing)} bytes (logs: "
+                         f"{result.run_dir})")
+    return bw
+
+
+def point(res, proto: str, size: int):
+    (r,) = find(res, "pingpong", protocol=proto, size=size) or [None]
+    if r is None:
+        raise StepFailed(f"fc_bench printed no result for {proto} at {size} bytes")
+    return r
+
+
+def measure_latency(machine: Machine, art: Artifacts, d: dict) -> dict:
+    """One-way latency vs size of each FM send mode, {mode: {size: us}}."""
+    modes = [p for p in d["protocols"] if p.startswith("fm_")]
+    script = fc_bench(d, modes, d["latency_sizes"])
+    result = _run(machine, art, {0: script, 1: script}, "FM one-way latency vs size")
+    res = [x for r in result.nodes for x in parse_results(r.node, r.lines)]
+    return {m: {str(s): point(res, m, s).num("latency_us") for s in d["latency_sizes"]}
+            for m in modes}
+
+
+def run_puma3(overrides: dict, art: Artifacts, quick: bool, machines: dict | None = None) -> dict:
+    d = load_definition(quick)
+    d.setdefault("protocols", list(PROTOCOLS))
+    names = dict(d["machines"], **(machines or {}))
+    bw_machine = load_machine(names["bandwidth"], overrides)
+    lat_machine = load_machine(names["latency"], overrides)
+    bw = measure_bandwidth(bw_machine, art, d)
+    lat = measure_latency(lat_machine, art, d)
+    out = {"bandwidth_MBps": bw,
+           "peak_MBps": {k: max(v.values()) for k, v in bw.items()},
+           # FM as designed: PIO sends for low latency (puma-iii.md); every mode beside it
+           "fm_latency_us": lat[LATENCY_MODE],
+           "fm_latency_us_by_mode": lat,
+           "parameters": {"bandwidth": machine_parameters(bw_machine),
+                          "latency": machine_parameters(lat_machine)}}
+    return out
+
+
+def table(r: dict) -> str:
+    p = r["parameters"]["bandwidth"]
+    (fc,) = [b for b in p["boards"].values() if b["model"] == "fc"]
+    link = p["networks"][fc["network"]]
+    sizes = sorted({int(s) for v in r["bandwidth_MBps"].values() for s in v})
+    lines = [
+        f"PUMA-III, machine {p['machine']} (bandwidth, {p['cpu_mips']:g} MIPS) and "
+        f"{r['parameters']['latency']['machine']} (latency, "
+        f"{r['parameters']['latency']['cpu_mips']:g} MIPS): FC {link['topology']} "
+        f"{link['rate'] / 1e6:g} MB/s",
+        "(measured in the guests under the timed model; MB = 10^6 bytes, us = guest microseconds)",
+        "",
+        "bandwidth_MBps vs transfer size (figure 2)",
+        "  size_B   " + "".join(f"{k:>11}" for k in KEYS),
+    ]
+    for s in sizes:
+        lines.append(f"  {s:7d}  " + "".join(
+            f"{r['bandwidth_MBps'][k].get(str(s), float('nan')):11.3f}" for k in KEYS))
+    lines.append("  peak     " + "".join(f"{r['peak_MBps'][k]:11.3f}" for k in KEYS))
+    modes = list(r["fm_latency_us_by_mode"])
+    lines += ["", "FM one-way latency_us vs size (figure 3; fm_latency_us: fm_pio)",
+              "  size_B   " + "".join(f"{m:>11}" for m in modes)]
+    for s in sorted(r["fm_latency_us"], key=int):
+        lines.append(f"  {int(s):7d}  " + "".join(
+            f"{r['fm_latency_us_by_mode'][m][s]:11.1f}" for m in modes))
+    return "\n".join(lines)
+
+
+def plot(r: dict, path) -> None:
+    """The paper's figure 2 (bandwidth vs size per protocol) and figure 3 (FM latency)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    labels = {"raw": "raw protocol", "fm_zc_dma": "FM zero-copy DMA", "fm_pio": "FM PIO",
+              "fm_split": "FM split API", "tcp": "TCP/IP (NPtcp)"}
+    for k in KEYS:
+        sizes = sorted(map(int, r["bandwidth_MBps"][k]))
+        a.plot(sizes, [r["bandwidth_MBps"][k][str(s)] for s in sizes], marker="o", label=labels[k])
+    a.set_xscale("log", base=2)
+    a.set(xlabel="transfer size (bytes)", ylabel="bandwidth (MB/s)", title="bandwidth vs size")
+    a.grid(True, alpha=0.3)
+    a.legend(fontsize=8)
+    for m, lat in r["fm_latency_us_by_mode"].items():
+        sizes = sorted(map(int, lat))
+        b.plot(sizes, [lat[str(s)] for s in sizes], marker="s", label=labels[m])
+    b.legend(fontsize=8)
+    b.set_xscale("log", base=2)
+    b.set(xlabel="message size (bytes)", ylabel="one-way latency (us)", title="FM latency")
+    b.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
+    plt.close(fig)

@@ -1,0 +1,31 @@
+"""`retrolink bench puma3`: runs, reports every figure of the paper's form, and is
+deterministic (the printed table and the JSON, byte for byte, host time aside)."""
+import json
+
+from helpers import run_retrolink
+
+KEYS = {"raw", "fm_zc_dma", "fm_pio", "fm_split", "tcp"}
+
+
+def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
+    runs = []
+    for i in range(2):
+        out = tmp_path / f"puma3-{i}.json"
+        r = run_retrolink("bench", "puma3", "--quick", "--json", str(out), timeout=1200)
+        assert r.returncode == 0, r.stdout + r.stderr
+        runs.append((r.stdout, json.loads(out.read_text())))
+    (table_a, a), (table_b, b) = runs
+    assert table_a == table_b
+    a.pop("host_wall_s"), b.pop("host_wall_s")
+    assert a == b
+    assert set(a["bandwidth_MBps"]) == set(a["peak_MBps"]) == KEYS
+    for key in KEYS:
+        assert set(a["bandwidth_MBps"][key]) == {"64", "4096", "65536"}
+        assert all(v > 0 for v in a["bandwidth_MBps"][key].values())
+        assert a["peak_MBps"][key] == max(a["bandwidth_MBps"][key].values())
+    assert set(a["fm_latency_us"]) == {"16", "1024"}
+    assert a["fm_latency_us"]["16"] < a["fm_latency_us"]["1024"]
+    # no protocol can beat the link: 1.0625 Gbaud, 8b/10b
+    assert max(a["peak_MBps"].values()) < 106.25
+    assert a["parameters"]["bandwidth"]["machine"] == "puma-iii"
+    assert a["parameters"]["latency"]["machine"] == "puma-iii-ss5"
