@@ -1,6 +1,8 @@
 """qtest: the FC adapter's registers, its DVMA windows, every error status, the receive
 ring, reset. The test is the driver; the adapter is node 0 of a 2-node fake fabric (or
 alone). docs/boards/fc.md; include/retrolink/regs/fc-regs.h."""
+import time
+
 import pytest
 from fc_rig import CHAN, CTRL, DATA, RING_PAGE, RING_SLOTS, RO_PAGE, TABLE, Rig, \
     deliver_on_first_sync
@@ -252,12 +254,15 @@ def test_disabling_a_channel_aborts_its_dma_at_once(rig):
     rig.q.clock_step(2 * 1_000_000)
     rig.bring_up()
     rig.dma_send(1, 0, 64 * 4096)
-    rig.q.clock_step(100_000)                      # a few frames out, most still to read
-    sent = len(rig.fabric.of_type(wire.FRAME))
-    assert rig.u(1, R.FC_U_TX_BUSY) == 1 and 0 < sent < 20
+    rig.q.clock_step(100_000)                      # the first frame out, most still to read
+    # the fake fabric reads QEMU's socket in its own thread: wait for the frame, not the
+    # host (the second frame leaves at ~109 us, after this step)
+    sent = len(rig.fabric.wait_for(wire.FRAME, 1))
+    assert rig.u(1, R.FC_U_TX_BUSY) == 1 and sent == 1
     rig.set_ch(1, R.FC_CH_CTRL, 0)
     assert rig.u(1, R.FC_U_TX_BUSY) == 0 and rig.ch(1, R.FC_CH_STATUS) & R.FC_CHS_IDLE
     rig.q.clock_step(10_000_000)
+    time.sleep(0.5)                                # a frame sent late would be in by now
     assert len(rig.fabric.of_type(wire.FRAME)) == sent
     assert rig.u(1, R.FC_U_TX_DONE) == 0
 
