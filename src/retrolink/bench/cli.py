@@ -83,50 +83,42 @@ def bench_main(args) -> int:
 def _bench_net(args, overrides: dict, sweeps) -> int:
     """`bench net`: its own machines (bench/net.toml); --set applies to each."""
     from retrolink.bench import net, report
-    from retrolink.build.pipeline import build_all
-    from retrolink.model.machine import load_machine
-    if sweeps:
-        raise MachineError("bench net takes no --sweep")
-    for name in net.load_definition(args.quick)["machines"].values():
-        load_machine(name, overrides)
-    art = build_all()
-    start = time.monotonic()
-    say("Ethernet benchmarks on the hub and the switch machines (boots 3 times)")
-    result = net.run_net(overrides, art, args.quick)
-    print(report.net_table(result), flush=True)
-    out_dir = paths.REPO / "results"
-    out_dir.mkdir(exist_ok=True)
-    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
-    png = out_dir / _file_name(f"net{'-quick' if args.quick else ''}{fixed}.png")
-    try:
-        report.net_plot(result, png)
-        say(f"plot: {png}")
-    except Exception as e:      # the measured points matter more than their picture
-        say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")
-    _write_json(args, result, time.monotonic() - start)
-    return 0
+    return _bench_own_machines(
+        args, overrides, sweeps, "net", net.load_definition,
+        "Ethernet benchmarks on the hub and the switch machines (boots 3 times)",
+        net.run_net, report.net_table, report.net_plot)
 
 
 def _bench_puma3(args, overrides: dict, sweeps) -> int:
     """`bench puma3`: its own machines (bench/puma3.toml); --set applies to each."""
     from retrolink.bench import puma3
+    return _bench_own_machines(
+        args, overrides, sweeps, "puma3", puma3.load_definition,
+        "PUMA-III benchmarks on the bandwidth and the latency machines (boots 2 times)",
+        puma3.run_puma3, puma3.table, puma3.plot)
+
+
+def _bench_own_machines(args, overrides: dict, sweeps, name: str, load_definition,
+                        what: str, run, table, plot) -> int:
+    """A benchmark whose definition names its machines: check them all, build, run, print
+    the table, write the plot to results/ and the JSON."""
     from retrolink.build.pipeline import build_all
     from retrolink.model.machine import load_machine
     if sweeps:
-        raise MachineError("bench puma3 takes no --sweep")
-    for name in puma3.load_definition(args.quick)["machines"].values():
-        load_machine(name, overrides)
+        raise MachineError(f"bench {name} takes no --sweep")
+    for machine in load_definition(args.quick)["machines"].values():
+        load_machine(machine, overrides)
     art = build_all()
     start = time.monotonic()
-    say("PUMA-III benchmarks on the bandwidth and the latency machines (boots 2 times)")
-    result = puma3.run_puma3(overrides, art, args.quick)
-    print(puma3.table(result), flush=True)
+    say(what)
+    result = run(overrides, art, args.quick)
+    print(table(result), flush=True)
     out_dir = paths.REPO / "results"
     out_dir.mkdir(exist_ok=True)
     fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
-    png = out_dir / _file_name(f"puma3{'-quick' if args.quick else ''}{fixed}.png")
+    png = out_dir / _file_name(f"{name}{'-quick' if args.quick else ''}{fixed}.png")
     try:
-        puma3.plot(result, png)
+        plot(result, png)
         say(f"plot: {png}")
     except Exception as e:      # the measured points matter more than their picture
         say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")

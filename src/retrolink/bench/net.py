@@ -17,12 +17,12 @@ from datetime import datetime
 
 from retrolink import paths
 from retrolink.bench import results
+from retrolink.bench.phase import run_measured
 from retrolink.bench.results import csv, find, parse_results
 from retrolink.bench.sx import machine_parameters
 from retrolink.model.machine import Machine, load_machine
-from retrolink.progress import StepFailed, say
+from retrolink.progress import StepFailed
 from retrolink.run.node_command import RTC_BASE, Artifacts
-from retrolink.run.runner import run_cluster
 from retrolink.topologies.base import Synthetic
 
 DEFINITION = paths.REPO / "bench" / "net.toml"
@@ -42,16 +42,7 @@ def load_definition(quick: bool) -> dict:
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str, trace=False):
-    say(f"  {machine.cluster.name}: {what}")
-    result = run_cluster(machine, art, scripts, "bench-net", trace=trace)
-    if result.problems:
-        out = "\n".join(f"    [node{r.node}] {l}" for r in result.nodes for l in r.lines[-8:])
-        raise StepFailed(f"benchmark '{what}' on {machine.cluster.name} failed:\n  "
-                         + "\n  ".join(result.problems) + f"\n{out}\n  logs: {result.run_dir}")
-    if (result.fabric_stats or {}).get("causality_violations", 0):
-        raise StepFailed(f"'{what}': the fabric counted causality violations; results would "
-                         f"not be exact (logs: {result.run_dir})")
-    return result
+    return run_measured(machine, art, scripts, what, "bench-net", trace=trace)
 
 
 def iperf_json(lines: list[str], tag: str) -> dict:

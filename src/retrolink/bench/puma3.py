@@ -13,12 +13,12 @@ import re
 import tomllib
 
 from retrolink import paths
+from retrolink.bench.phase import run_measured
 from retrolink.bench.results import csv, find, parse_results
 from retrolink.bench.sx import machine_parameters
 from retrolink.model.machine import Machine, load_machine
-from retrolink.progress import StepFailed, say
+from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
-from retrolink.run.runner import run_cluster
 
 DEFINITION = paths.REPO / "bench" / "puma3.toml"
 PROTOCOLS = ("raw", "fm_zc_dma", "fm_pio", "fm_split")
@@ -41,16 +41,7 @@ def load_definition(quick: bool) -> dict:
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str):
-    say(f"  {machine.cluster.name}: {what}")
-    result = run_cluster(machine, art, scripts, "bench-puma3")
-    if result.problems:
-        out = "\n".join(f"    [node{r.node}] {l}" for r in result.nodes for l in r.lines[-8:])
-        raise StepFailed(f"benchmark '{what}' on {machine.cluster.name} failed:\n  "
-                         + "\n  ".join(result.problems) + f"\n{out}\n  logs: {result.run_dir}")
-    if (result.fabric_stats or {}).get("causality_violations", 0):
-        raise StepFailed(f"'{what}': the fabric counted causality violations; results would "
-                         f"not be exact (logs: {result.run_dir})")
-    return result
+    return run_measured(machine, art, scripts, what, "bench-puma3")
 
 
 def fc_bench(d: dict, protocols, sizes) -> str:
@@ -117,12 +108,11 @@ def measure_latency(machine: Machine, art: Artifacts, d: dict) -> dict:
             for m in modes}
 
 
-def run_puma3(overrides: dict, art: Artifacts, quick: bool, machines: dict | None = None) -> dict:
+def run_puma3(overrides: dict, art: Artifacts, quick: bool) -> dict:
     d = load_definition(quick)
     d.setdefault("protocols", list(PROTOCOLS))
-    names = dict(d["machines"], **(machines or {}))
-    bw_machine = load_machine(names["bandwidth"], overrides)
-    lat_machine = load_machine(names["latency"], overrides)
+    bw_machine = load_machine(d["machines"]["bandwidth"], overrides)
+    lat_machine = load_machine(d["machines"]["latency"], overrides)
     bw = measure_bandwidth(bw_machine, art, d)
     lat = measure_latency(lat_machine, art, d)
     out = {"bandwidth_MBps": bw,
