@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,24 +31,6 @@
 #define MAGIC 0x46434452u           /* "FCDR": the receiver knows the test's frames */
 #define SENDS 10                    /* the sender's tries, 100 ms apart */
 #define WAIT_S 5                    /* the bound on any one wait, guest seconds */
-
-static int failures;
-
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-    if (ok) {
-        printf("PASS %s\n", name);
-        return;
-    }
-    failures++;
-    printf("FAIL %s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
 
 /* errno of a call that must fail with want; "ok" if it succeeded */
 static int fails_with(long ret, int want)
@@ -100,14 +81,14 @@ static void test_open(void)
 {
     int a = open(DEV, O_RDWR), b = open(DEV, O_RDWR);
 
-    result("open_twice_ebusy", a >= 0 && fails_with(b, EBUSY), "first %d, second: %s",
-           a, err_name(b));
+    cli_result("open_twice_ebusy", a >= 0 && fails_with(b, EBUSY), "first %d, second: %s",
+               a, err_name(b));
     if (b >= 0)
         close(b);
     if (a >= 0)
         close(a);
     a = open(DEV, O_RDWR);
-    result("reopen_after_close", a >= 0, "%s", strerror(errno));
+    cli_result("reopen_after_close", a >= 0, "%s", strerror(errno));
     if (a >= 0)
         close(a);
 }
@@ -119,43 +100,43 @@ static void test_ioctls(int fd, struct fc_info *info)
     long r;
 
     r = ioctl(fd, FC_IOC_INFO, info);
-    result("info", r == 0 && info->nodes >= 2 && info->node < info->nodes &&
-           info->rx_slots >= 16 && info->rx_slot_size == FC_RX_SLOT_SIZE &&
-           info->pio_max == FC_PIO_MAX && info->max_payload == FC_MAX_PAYLOAD &&
-           info->dvma_pages == FC_DVMA_MAX_PAGES &&
-           info->dvma_free == info->dvma_pages - info->rx_slots,
-           "ret %ld: node %u of %u, %u slots, %u of %u DVMA pages free", r, info->node,
-           info->nodes, info->rx_slots, info->dvma_free, info->dvma_pages);
-    result("info_bad_pointer_efault", fails_with(ioctl(fd, FC_IOC_INFO, (void *)8), EFAULT),
-           "%s", err_name(-1));
-    result("unknown_ioctl_enotty", fails_with(ioctl(fd, _IO(FC_IOC_MAGIC, 99)), ENOTTY),
-           "%s", err_name(-1));
+    cli_result("info", r == 0 && info->nodes >= 2 && info->node < info->nodes &&
+               info->rx_slots >= 16 && info->rx_slot_size == FC_RX_SLOT_SIZE &&
+               info->pio_max == FC_PIO_MAX && info->max_payload == FC_MAX_PAYLOAD &&
+               info->dvma_pages == FC_DVMA_MAX_PAGES &&
+               info->dvma_free == info->dvma_pages - info->rx_slots,
+               "ret %ld: node %u of %u, %u slots, %u of %u DVMA pages free", r, info->node,
+               info->nodes, info->rx_slots, info->dvma_free, info->dvma_pages);
+    cli_result("info_bad_pointer_efault", fails_with(ioctl(fd, FC_IOC_INFO, (void *)8), EFAULT),
+               "%s", err_name(-1));
+    cli_result("unknown_ioctl_enotty", fails_with(ioctl(fd, _IO(FC_IOC_MAGIC, 99)), ENOTTY),
+               "%s", err_name(-1));
 
     al = (struct fc_alloc){ .size = 0 };
     r = ioctl(fd, FC_IOC_ALLOC, &al);
-    result("alloc_zero_einval", fails_with(r, EINVAL), "%s", err_name(r));
+    cli_result("alloc_zero_einval", fails_with(r, EINVAL), "%s", err_name(r));
     al = (struct fc_alloc){ .size = FC_MAX_SEND + 1ull };
     r = ioctl(fd, FC_IOC_ALLOC, &al);
-    result("alloc_too_big_einval", fails_with(r, EINVAL), "%s", err_name(r));
+    cli_result("alloc_too_big_einval", fails_with(r, EINVAL), "%s", err_name(r));
     al = (struct fc_alloc){ .size = 1ull << 40 };
     r = ioctl(fd, FC_IOC_ALLOC, &al);
-    result("alloc_huge_einval", fails_with(r, EINVAL), "%s", err_name(r));
+    cli_result("alloc_huge_einval", fails_with(r, EINVAL), "%s", err_name(r));
     /* 8 MiB is within FC_MAX_SEND but not one contiguous block of the page allocator */
     al = (struct fc_alloc){ .size = 8u << 20 };
     r = ioctl(fd, FC_IOC_ALLOC, &al);
-    result("alloc_8mib_enomem", fails_with(r, ENOMEM), "%s", err_name(r));
-    result("alloc_bad_pointer_efault",
-           fails_with(ioctl(fd, FC_IOC_ALLOC, (void *)8), EFAULT), "%s", err_name(-1));
+    cli_result("alloc_8mib_enomem", fails_with(r, ENOMEM), "%s", err_name(r));
+    cli_result("alloc_bad_pointer_efault",
+               fails_with(ioctl(fd, FC_IOC_ALLOC, (void *)8), EFAULT), "%s", err_name(-1));
 
     fr = (struct fc_free){ .dvma = 12345 };
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_unallocated_enoent", fails_with(r, ENOENT), "%s", err_name(r));
+    cli_result("free_unallocated_enoent", fails_with(r, ENOENT), "%s", err_name(r));
     fr = (struct fc_free){ .dvma = 0 };
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_ring_einval", fails_with(r, EINVAL), "%s", err_name(r));
+    cli_result("free_ring_einval", fails_with(r, EINVAL), "%s", err_name(r));
     fr = (struct fc_free){ .dvma = ~0ull };
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_far_enoent", fails_with(r, ENOENT), "%s", err_name(r));
+    cli_result("free_far_enoent", fails_with(r, ENOENT), "%s", err_name(r));
 
     /* the DVMA space fills up and empties again */
     uint64_t got[8];
@@ -176,11 +157,11 @@ static void test_ioctls(int fd, struct fc_info *info)
     }
     struct fc_info after;
     ioctl(fd, FC_IOC_INFO, &after);
-    result("dvma_space_fills_and_empties",
-           n >= 1 && n < 8 && full_errno == ENOMEM && freed == n &&
-           mid.dvma_free == info->dvma_free - n * 1024u && after.dvma_free == info->dvma_free,
-           "%d x 4 MiB then %s; %d freed; free pages %u -> %u -> %u", n,
-           strerror(full_errno), freed, info->dvma_free, mid.dvma_free, after.dvma_free);
+    cli_result("dvma_space_fills_and_empties",
+               n >= 1 && n < 8 && full_errno == ENOMEM && freed == n &&
+               mid.dvma_free == info->dvma_free - n * 1024u && after.dvma_free == info->dvma_free,
+               "%d x 4 MiB then %s; %d freed; free pages %u -> %u -> %u", n,
+               strerror(full_errno), freed, info->dvma_free, mid.dvma_free, after.dvma_free);
 }
 
 static void test_mmap(int fd, const struct fc_info *info)
@@ -193,67 +174,67 @@ static void test_mmap(int fd, const struct fc_info *info)
     long r;
 
     p = map(fd, 4096, rw, MAP_SHARED, FC_MMAP_REGS);
-    result("mmap_regs", p != MAP_FAILED && *reg(p, FC_U_NODE_ID) == info->node &&
-           *reg(p, FC_U_NUM_NODES) == info->nodes, "%s",
-           p == MAP_FAILED ? strerror(errno) : "wrong node id");
+    cli_result("mmap_regs", p != MAP_FAILED && *reg(p, FC_U_NODE_ID) == info->node &&
+               *reg(p, FC_U_NUM_NODES) == info->nodes, "%s",
+               p == MAP_FAILED ? strerror(errno) : "wrong node id");
     if (p != MAP_FAILED) {
         r = mprotect(p, 4096, PROT_READ | PROT_EXEC);
-        result("mprotect_exec_refused", r < 0, "mprotect(PROT_EXEC) succeeded");
+        cli_result("mprotect_exec_refused", r < 0, "mprotect(PROT_EXEC) succeeded");
         munmap(p, 4096);
     }
     p = map(fd, 8192, rw, MAP_SHARED, FC_MMAP_REGS);
-    result("mmap_regs_two_pages_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_regs_two_pages_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
     p = map(fd, 4096, rw | PROT_EXEC, MAP_SHARED, FC_MMAP_REGS);
-    result("mmap_exec_eperm", p == MAP_FAILED && errno == EPERM, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_exec_eperm", p == MAP_FAILED && errno == EPERM, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
     p = map(fd, 4096, rw, MAP_PRIVATE, FC_MMAP_REGS);
-    result("mmap_private_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_private_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
     p = map(fd, 4096, rw, MAP_SHARED, 4096);
-    result("mmap_between_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_between_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
 
     p = map(fd, ring, rw, MAP_SHARED, FC_MMAP_DVMA);
-    result("mmap_ring", p != MAP_FAILED, "%s", strerror(errno));
+    cli_result("mmap_ring", p != MAP_FAILED, "%s", strerror(errno));
     if (p != MAP_FAILED)
         munmap(p, ring);
     p = map(fd, 4096, rw, MAP_SHARED, FC_MMAP_DVMA);
-    result("mmap_part_of_ring_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_part_of_ring_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
     p = map(fd, 4096, rw, MAP_SHARED, FC_MMAP_DVMA + ring);
-    result("mmap_unallocated_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_unallocated_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
 
     r = ioctl(fd, FC_IOC_ALLOC, &al);
-    result("alloc", r == 0 && al.dvma >= ring && al.dvma % 4096 == 0, "%s dvma %#llx",
-           err_name(r), (unsigned long long)al.dvma);
+    cli_result("alloc", r == 0 && al.dvma >= ring && al.dvma % 4096 == 0, "%s dvma %#llx",
+               err_name(r), (unsigned long long)al.dvma);
     if (r)
         return;
     p = map(fd, 4 * 4096, rw, MAP_SHARED, FC_MMAP_DVMA + al.dvma);
-    result("mmap_beyond_buffer_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_beyond_buffer_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
     p = map(fd, 2 * 4096, rw, MAP_SHARED, FC_MMAP_DVMA + al.dvma + 4096);
-    result("mmap_inside_buffer_einval", p == MAP_FAILED && errno == EINVAL, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_inside_buffer_einval", p == MAP_FAILED && errno == EINVAL, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
     p = map(fd, 3 * 4096, rw, MAP_SHARED, FC_MMAP_DVMA + al.dvma);
-    result("mmap_buffer", p != MAP_FAILED, "%s", strerror(errno));
+    cli_result("mmap_buffer", p != MAP_FAILED, "%s", strerror(errno));
     if (p == MAP_FAILED)
         return;
     memset(p, 0x5a, 3 * 4096);
     fr = (struct fc_free){ .dvma = al.dvma };
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_mapped_ebusy", fails_with(r, EBUSY), "%s", err_name(r));
+    cli_result("free_mapped_ebusy", fails_with(r, EBUSY), "%s", err_name(r));
     /* a split mapping still counts: unmap the middle page, then the rest */
     munmap((char *)p + 4096, 4096);
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_partly_mapped_ebusy", fails_with(r, EBUSY), "%s", err_name(r));
+    cli_result("free_partly_mapped_ebusy", fails_with(r, EBUSY), "%s", err_name(r));
     munmap(p, 4096);
     munmap((char *)p + 2 * 4096, 4096);
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_after_munmap", r == 0, "%s", err_name(r));
+    cli_result("free_after_munmap", r == 0, "%s", err_name(r));
     r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_twice_enoent", fails_with(r, ENOENT), "%s", err_name(r));
+    cli_result("free_twice_enoent", fails_with(r, ENOENT), "%s", err_name(r));
 }
 
 /* The adapter sends from the file's own DMA memory only. */
@@ -266,22 +247,22 @@ static void test_window(int fd, const struct fc_info *info, uint32_t peer)
 
     regs = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_REGS);
     if (regs == MAP_FAILED || ioctl(fd, FC_IOC_ALLOC, &al)) {
-        result("window", 0, "setup: %s", strerror(errno));
+        cli_result("window", 0, "setup: %s", strerror(errno));
         return;
     }
     buf = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_DVMA + al.dvma);
     if (buf == MAP_FAILED) {
-        result("window", 0, "mmap: %s", strerror(errno));
+        cli_result("window", 0, "mmap: %s", strerror(errno));
         return;
     }
     st = dma_send(regs, (uint32_t)(al.dvma + 4096), 64, peer);
-    result("send_past_buffer_refused", st == FC_ERR_WINDOW, "status %u", st);
+    cli_result("send_past_buffer_refused", st == FC_ERR_WINDOW, "status %u", st);
     st = dma_send(regs, (uint32_t)al.dvma + 4000, 200, peer);
-    result("send_straddling_end_refused", st == FC_ERR_WINDOW, "status %u", st);
+    cli_result("send_straddling_end_refused", st == FC_ERR_WINDOW, "status %u", st);
     st = dma_send(regs, (uint32_t)(ring + (8u << 20)), 64, peer);
-    result("send_unallocated_refused", st == FC_ERR_WINDOW, "status %u", st);
+    cli_result("send_unallocated_refused", st == FC_ERR_WINDOW, "status %u", st);
     st = dma_send(regs, 0xfffff000u, 64, peer);
-    result("send_beyond_table_refused", st == FC_ERR_WINDOW, "status %u", st);
+    cli_result("send_beyond_table_refused", st == FC_ERR_WINDOW, "status %u", st);
 
     uint32_t *words = buf;
     uint32_t ok = 0;
@@ -292,16 +273,16 @@ static void test_window(int fd, const struct fc_info *info, uint32_t peer)
         ok += st == FC_ERR_NONE;
         usleep(100000);
     }
-    result("send_from_buffer", ok == SENDS, "%u of %u accepted (last status %u)", ok,
-           SENDS, st);
+    cli_result("send_from_buffer", ok == SENDS, "%u of %u accepted (last status %u)", ok,
+               SENDS, st);
     /* freeing it right after a send: the driver waits for the DMA to be done */
     dma_send(regs, (uint32_t)al.dvma, 4096, peer);
     munmap(buf, 4096);
     struct fc_free fr = { .dvma = al.dvma };
     long r = ioctl(fd, FC_IOC_FREE, &fr);
-    result("free_after_send", r == 0, "%s", err_name(r));
+    cli_result("free_after_send", r == 0, "%s", err_name(r));
     st = dma_send(regs, (uint32_t)al.dvma, 64, peer);
-    result("send_from_freed_refused", st == FC_ERR_WINDOW, "status %u", st);
+    cli_result("send_from_freed_refused", st == FC_ERR_WINDOW, "status %u", st);
     munmap(regs, 4096);
 }
 
@@ -313,14 +294,14 @@ static int role_uapi(uint32_t peer)
     test_open();
     fd = open(DEV, O_RDWR);
     if (fd < 0) {
-        result("open", 0, "%s", strerror(errno));
+        cli_result("open", 0, "%s", strerror(errno));
         return 1;
     }
     test_ioctls(fd, &info);
     test_mmap(fd, &info);
     test_window(fd, &info, peer);
     close(fd);
-    return failures != 0;
+    return cli_failures() != 0;
 }
 
 /* ---- the receiver role -------------------------------------------------------------- */
@@ -331,14 +312,14 @@ static int role_receiver(void)
     int fd = open(DEV, O_RDWR);
 
     if (fd < 0 || ioctl(fd, FC_IOC_INFO, &info)) {
-        result("receiver_open", 0, "%s", strerror(errno));
+        cli_result("receiver_open", 0, "%s", strerror(errno));
         return 1;
     }
     size_t size = (size_t)info.rx_slots * FC_RX_SLOT_SIZE;
     char *ring = map(fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_DVMA);
     void *regs = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_REGS);
     if (ring == MAP_FAILED || regs == MAP_FAILED) {
-        result("receiver_mmap", 0, "%s", strerror(errno));
+        cli_result("receiver_mmap", 0, "%s", strerror(errno));
         return 1;
     }
     /* the first frame in slot 0: the sender's 4 KiB send, cut into two frames */
@@ -352,12 +333,12 @@ static int role_receiver(void)
                  s->msg_len == 4096 && s->len > 0 && s->len <= FC_MAX_PAYLOAD;
     for (uint32_t i = 0; intact && i < s->len / 4; i++)
         intact = words[i] == (MAGIC ^ i);
-    result("receive_into_ring", intact, "flags %#x tag %#x len %u offset %u msg_len %u",
-           s->flags, s->tag, s->len, s->offset, s->msg_len);
+    cli_result("receive_into_ring", intact, "flags %#x tag %#x len %u offset %u msg_len %u",
+               s->flags, s->tag, s->len, s->offset, s->msg_len);
     s->flags = 0;
     *reg(regs, FC_U_RX_RELEASE) = 1;
     close(fd);
-    return failures != 0;
+    return cli_failures() != 0;
 }
 
 /* ---- the unbind role ------------------------------------------------------------------ */
@@ -382,7 +363,7 @@ static int role_unbind(void)
     struct fc_info info;
 
     if (n < 0) {
-        result("unbind_find_device", 0, "%s", strerror(errno));
+        cli_result("unbind_find_device", 0, "%s", strerror(errno));
         return 1;
     }
     link[n] = 0;
@@ -393,21 +374,21 @@ static int role_unbind(void)
     volatile uint32_t *buf = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
                                  FC_MMAP_DVMA + al.dvma);
     if (fd < 0 || regs == MAP_FAILED || alloc || buf == MAP_FAILED) {
-        result("unbind_setup", 0, "%s", strerror(errno));
+        cli_result("unbind_setup", 0, "%s", strerror(errno));
         return 1;
     }
     buf[0] = 1;
     (void)*reg(regs, FC_U_NODE_ID);     /* both mapped and touched */
 
     if (write_file("/sys/bus/pci/drivers/fc/unbind", slot)) {
-        result("unbind", 0, "unbind %s: %s", slot, strerror(errno));
+        cli_result("unbind", 0, "unbind %s: %s", slot, strerror(errno));
         return 1;
     }
     long r = ioctl(fd, FC_IOC_INFO, &info);
-    result("ioctl_after_unbind_enodev", fails_with(r, ENODEV), "%s", err_name(r));
+    cli_result("ioctl_after_unbind_enodev", fails_with(r, ENODEV), "%s", err_name(r));
     void *p = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_REGS);
-    result("mmap_after_unbind_enodev", p == MAP_FAILED && errno == ENODEV, "%s",
-           p == MAP_FAILED ? strerror(errno) : "mapped");
+    cli_result("mmap_after_unbind_enodev", p == MAP_FAILED && errno == ENODEV, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
 
     struct sigaction sa = { .sa_handler = bus_error };
     sigaction(SIGBUS, &sa, NULL);
@@ -416,27 +397,27 @@ static int role_unbind(void)
         (void)*reg(regs, FC_U_NODE_ID);
     else
         bus = 1;
-    result("regs_sigbus_after_unbind", bus, "the register page was still readable");
+    cli_result("regs_sigbus_after_unbind", bus, "the register page was still readable");
     bus = 0;
     if (sigsetjmp(on_bus, 1) == 0)
         (void)buf[0];
     else
         bus = 1;
-    result("dma_sigbus_after_unbind", bus, "the DMA buffer was still readable");
+    cli_result("dma_sigbus_after_unbind", bus, "the DMA buffer was still readable");
     munmap(regs, 4096);
     munmap((void *)buf, 4096);
     close(fd);
 
     if (write_file("/sys/bus/pci/drivers/fc/bind", slot)) {
-        result("rebind", 0, "bind %s: %s", slot, strerror(errno));
+        cli_result("rebind", 0, "bind %s: %s", slot, strerror(errno));
         return 1;
     }
     fd = open(DEV, O_RDWR);
-    result("open_after_rebind", fd >= 0 && ioctl(fd, FC_IOC_INFO, &info) == 0, "%s",
-           strerror(errno));
+    cli_result("open_after_rebind", fd >= 0 && ioctl(fd, FC_IOC_INFO, &info) == 0, "%s",
+               strerror(errno));
     if (fd >= 0)
         close(fd);
-    return failures != 0;
+    return cli_failures() != 0;
 }
 
 int main(int argc, char **argv)

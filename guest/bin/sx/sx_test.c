@@ -12,7 +12,6 @@
  * waited for.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,23 +36,6 @@
 #define SX_RX_RING 16              /* the board's receive slots (docs/boards/sx.md) */
 
 static sx_t *sx;
-static int failures;
-
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-    if (ok) {
-        printf("PASS %s\n", name);
-        return;
-    }
-    failures++;
-    printf("FAIL %s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
-
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -88,44 +70,44 @@ static void error_paths(int peer)
 
     errno = 0;
     e = sx_send(sx, peer, big, sizeof(big), 0) < 0 ? errno : 0;
-    result("too_long_library", e == EMSGSIZE, "errno %d", e);
+    cli_result("too_long_library", e == EMSGSIZE, "errno %d", e);
 
     struct sx_send_req req = { .dst = peer, .len = SX_MAX_MSG + 1, .buf = (uintptr_t)big };
     e = ioctl(sx_fd(sx), SX_IOC_SEND, &req) < 0 ? errno : 0;
-    result("too_long_driver", e == EMSGSIZE, "errno %d", e);
+    cli_result("too_long_driver", e == EMSGSIZE, "errno %d", e);
 
     e = sx_send(sx, sx_num_nodes(sx) + 3, big, 8, 0) < 0 ? errno : 0;
-    result("unknown_node", e == EINVAL, "errno %d", e);
+    cli_result("unknown_node", e == EINVAL, "errno %d", e);
     e = sx_send(sx, sx_node_id(sx), big, 8, 0) < 0 ? errno : 0;
-    result("send_to_self", e == EINVAL, "errno %d", e);
+    cli_result("send_to_self", e == EINVAL, "errno %d", e);
     e = sx_send(sx, peer, (void *)16, 64, 0) < 0 ? errno : 0;
-    result("bad_pointer", e == EFAULT, "errno %d", e);
+    cli_result("bad_pointer", e == EFAULT, "errno %d", e);
     e = ioctl(sx_fd(sx), _IOWR('x', 77, int), 0) < 0 ? errno : 0;
-    result("unknown_ioctl", e == ENOTTY, "errno %d", e);
+    cli_result("unknown_ioctl", e == ENOTTY, "errno %d", e);
 
     e = sx_recv_nb(sx, big, sizeof(big), NULL, NULL) < 0 ? errno : 0;
-    result("recv_nonblocking_empty", e == EAGAIN, "errno %d", e);
+    cli_result("recv_nonblocking_empty", e == EAGAIN, "errno %d", e);
 
     struct sigaction sa = { .sa_handler = on_alarm };     /* no SA_RESTART */
     sigaction(SIGALRM, &sa, NULL);
     alarm(1);
     e = sx_recv(sx, big, sizeof(big), NULL, NULL) < 0 ? errno : 0;
     alarm(0);
-    result("recv_interrupted", e == EINTR, "errno %d", e);
+    cli_result("recv_interrupted", e == EINTR, "errno %d", e);
 
     struct pollfd p = { .fd = sx_fd(sx), .events = POLLIN | POLLOUT };
     poll(&p, 1, 0);
-    result("poll_idle", (p.revents & POLLOUT) && !(p.revents & POLLIN), "revents 0x%x",
-           p.revents);
+    cli_result("poll_idle", (p.revents & POLLOUT) && !(p.revents & POLLIN), "revents 0x%x",
+               p.revents);
 
     size_t size = 0;
     const volatile unsigned char *w = sx_map_window(sx, &size);
-    result("mmap_window_read_only", w && size == 0x20000, "map %p size %zu", (void *)w, size);
+    cli_result("mmap_window_read_only", w && size == 0x20000, "map %p size %zu", (void *)w, size);
     void *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sx_fd(sx), 0);
-    result("mmap_writable_refused", rw == MAP_FAILED && errno == EPERM, "errno %d", errno);
+    cli_result("mmap_writable_refused", rw == MAP_FAILED && errno == EPERM, "errno %d", errno);
     void *past = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sx_fd(sx), 0x20000);
-    result("mmap_past_window_refused", past == MAP_FAILED && errno == EINVAL, "errno %d",
-           errno);
+    cli_result("mmap_past_window_refused", past == MAP_FAILED && errno == EINVAL, "errno %d",
+               errno);
 }
 
 static void sender(int peer)
@@ -139,8 +121,8 @@ static void sender(int peer)
         memset(msg, i, sizeof(msg));
         int64_t t0 = now_ns();
         if (CLI_BOUNDED(WAIT_S, sx_send(sx, peer, msg, 64 + i, i)) < 0) {
-            result("exchange_send", 0, "message %d: %s (sent at %lld, failed at %lld ns)", i,
-                   strerror(errno), (long long)t0, (long long)now_ns());
+            cli_result("exchange_send", 0, "message %d: %s (sent at %lld, failed at %lld ns)", i,
+                       strerror(errno), (long long)t0, (long long)now_ns());
             return;
         }
         returned[i] = now_ns();
@@ -153,31 +135,31 @@ static void sender(int peer)
     }
     /* all slots are taken by unreaped sends: a non-blocking test must not wait */
     int t = sx_test(sx, h[7]);
-    result("async_test_does_not_block", t == 0 || t == 1, "sx_test gave %d (%s)", t,
-           strerror(errno));
+    cli_result("async_test_does_not_block", t == 0 || t == 1, "sx_test gave %d (%s)", t,
+               strerror(errno));
     for (int i = 0; i < 8; i++) {
         ok &= CLI_BOUNDED(WAIT_S, sx_wait(sx, h[i])) == 0;
     }
-    result("async_sends", ok, "a send or wait failed: %s", strerror(errno));
+    cli_result("async_sends", ok, "a send or wait failed: %s", strerror(errno));
     int e = sx_wait(sx, h[0]) < 0 ? errno : 0;
-    result("wait_reaped_handle", e == ENOENT, "errno %d", e);
+    cli_result("wait_reaped_handle", e == ENOENT, "errno %d", e);
 
     /* the receiver sends back when it had each message */
     int src;
     uint32_t tag;
     ok = wait_readable(60000) == 1;
     ssize_t n = ok ? sx_recv(sx, their, sizeof(their), &src, &tag) : -1;
-    result("poll_readable", ok, "no message within 60 s");
-    result("times_received", n == sizeof(their) && src == peer && tag == TAG_TIMES,
-           "len %zd src %d tag %u", n, src, tag);
+    cli_result("poll_readable", ok, "no message within 60 s");
+    cli_result("times_received", n == sizeof(their) && src == peer && tag == TAG_TIMES,
+               "len %zd src %d tag %u", n, src, tag);
     int late = -1;
     for (int i = 0; i < K && n == sizeof(their); i++) {
         if (returned[i] < their[i]) {
             late = i;
         }
     }
-    result("send_returns_after_delivery", n == sizeof(their) && late < 0,
-           "message %d: send returned before the receiver had it", late);
+    cli_result("send_returns_after_delivery", n == sizeof(their) && late < 0,
+               "message %d: send returned before the receiver had it", late);
 }
 
 static void receiver(int peer)
@@ -191,8 +173,8 @@ static void receiver(int peer)
         uint32_t tag;
         int r = wait_readable(60000);
         if (r != 1) {
-            result("exchange_receive", 0, "message %d did not come (poll %d, %s, at %lld ns)",
-                   i, r, strerror(errno), (long long)now_ns());
+            cli_result("exchange_receive", 0, "message %d did not come (poll %d, %s, at %lld ns)",
+                       i, r, strerror(errno), (long long)now_ns());
             return;
         }
         ssize_t n = sx_recv(sx, msg, sizeof(msg), &src, &tag);
@@ -206,17 +188,17 @@ static void receiver(int peer)
         }
         stamped &= got[i] > 0 && got[i] <= now_ns();
     }
-    result("receive_timestamps", stamped, "a receive time is missing or in the future");
-    result("in_order_and_intact", bad < 0, "message %d out of order or corrupted", bad);
+    cli_result("receive_timestamps", stamped, "a receive time is missing or in the future");
+    cli_result("in_order_and_intact", bad < 0, "message %d out of order or corrupted", bad);
     int ok = 1;
     for (int i = 0; i < 8; i++) {
         uint32_t tag;
         ok &= recv_bounded(sx, msg, sizeof(msg), NULL, &tag) == 128 && tag == 100u + i;
     }
-    result("async_messages_received", ok, "wrong async message");
-    result("send_times_back",
-           CLI_BOUNDED(WAIT_S, sx_send(sx, peer, got, sizeof(got), TAG_TIMES)) == 0, "%s",
-           strerror(errno));
+    cli_result("async_messages_received", ok, "wrong async message");
+    cli_result("send_times_back",
+               CLI_BOUNDED(WAIT_S, sx_send(sx, peer, got, sizeof(got), TAG_TIMES)) == 0, "%s",
+               strerror(errno));
 }
 
 static void lonely(int peer)
@@ -226,9 +208,9 @@ static void lonely(int peer)
     while (sx_peer_up(sx, peer) == 1 && now_ns() < deadline) {
         usleep(10000);
     }
-    result("peer_reported_down", sx_peer_up(sx, peer) == 0, "node %d still up", peer);
+    cli_result("peer_reported_down", sx_peer_up(sx, peer) == 0, "node %d still up", peer);
     int e = CLI_BOUNDED(WAIT_S, sx_send(sx, peer, msg, sizeof(msg), 0)) < 0 ? errno : 0;
-    result("send_to_down_peer_fails", e == EHOSTUNREACH, "errno %d", e);
+    cli_result("send_to_down_peer_fails", e == EHOSTUNREACH, "errno %d", e);
 }
 
 /* ---- faults: bad user memory, a full receive ring ------------------------ */
@@ -307,12 +289,12 @@ static void unwritable_tickets(int peer)
             bad = i, e = r == 0 ? 0 : errno;
         }
     }
-    result("async_unwritable_ticket_fails", bad < 0, "call %d of %d: %s", bad + 1, slots + 1,
-           bad >= 0 && e == 0 ? "succeeded" : strerror(e));
+    cli_result("async_unwritable_ticket_fails", bad < 0, "call %d of %d: %s", bad + 1, slots + 1,
+               bad >= 0 && e == 0 ? "succeeded" : strerror(e));
     struct pollfd p = { .fd = sx_fd(s), .events = POLLOUT };
     poll(&p, 1, 0);
-    result("async_unwritable_ticket_leaves_no_slot_busy", p.revents & POLLOUT,
-           "no free send slot after %d failed sends", slots + 1);
+    cli_result("async_unwritable_ticket_leaves_no_slot_busy", p.revents & POLLOUT,
+               "no free send slot after %d failed sends", slots + 1);
 
     /* every slot, then one WAIT into read-only memory, then the real WAITs */
     sx_handle_t h[64];
@@ -321,7 +303,8 @@ static void unwritable_tickets(int peer)
         fill(msg, sizeof(msg), A_FIRST + i);
         ok = CLI_BOUNDED(5, sx_send_async(s, peer, msg, sizeof(msg), A_FIRST + i, &h[i])) == 0;
     }
-    result("async_after_unwritable_tickets", ok, "send %d of %d: %s", i, slots, strerror(errno));
+    cli_result("async_after_unwritable_tickets", ok, "send %d of %d: %s", i, slots,
+               strerror(errno));
     if (!ok) {
         sx_close(s);
         return;
@@ -329,19 +312,19 @@ static void unwritable_tickets(int peer)
     struct sx_wait_req wreq = { .ticket = h[0] };
     void *wro = read_only_copy(&wreq, sizeof(wreq));
     e = CLI_BOUNDED(WAIT_S, ioctl(sx_fd(s), SX_IOC_WAIT, wro)) < 0 ? errno : 0;
-    result("wait_unwritable_status_fails", e == EFAULT, "errno %d (%s)", e, strerror(e));
+    cli_result("wait_unwritable_status_fails", e == EFAULT, "errno %d (%s)", e, strerror(e));
     e = CLI_BOUNDED(WAIT_S, sx_wait(s, h[0])) < 0 ? errno : 0;
-    result("wait_unwritable_status_keeps_the_ticket", e == 0, "then sx_wait: %s", strerror(e));
+    cli_result("wait_unwritable_status_keeps_the_ticket", e == 0, "then sx_wait: %s", strerror(e));
     for (i = 1; i < slots && ok; i++) {
         ok = CLI_BOUNDED(WAIT_S, sx_wait(s, h[i])) == 0;
     }
     for (i = slots; i < A_COUNT && ok; i++) {
         ok = send_tagged(s, peer, A_FIRST + i, sizeof(msg)) == 0;
     }
-    result("async_sends_confirmed", ok, "message %d: %s", A_FIRST + i - 1, strerror(errno));
+    cli_result("async_sends_confirmed", ok, "message %d: %s", A_FIRST + i - 1, strerror(errno));
     long sent = sysfs_counter("board_tx_msgs") - sent0;
-    result("async_unwritable_ticket_sent_nothing", sent == A_COUNT,
-           "the board sent %ld messages, the program %d", sent, A_COUNT);
+    cli_result("async_unwritable_ticket_sent_nothing", sent == A_COUNT,
+               "the board sent %ld messages, the program %d", sent, A_COUNT);
     sx_close(s);
     munmap(ro, 4096);
     munmap(wro, 4096);
@@ -403,13 +386,13 @@ static void fill_ring_sender(int peer)
     while (st.inflight) {
         reap_oldest(&st);
     }
-    result("fill_ring_sender_told_eagain", eagain > 0 && !ghost,
-           "%d EAGAIN, %d sends went out with no free slot", eagain, ghost);
-    result("fill_ring_every_send_confirmed", !st.failed, "%d sends failed, the last: %s",
-           st.failed, strerror(st.e));
-    result("fill_ring_sender_held_back", st.longest >= FILL_PAUSE_MS / 2 * 1000000LL,
-           "the longest wait for a confirmation was %lld us: the full ring did not hold "
-           "the sender back", (long long)st.longest / 1000);
+    cli_result("fill_ring_sender_told_eagain", eagain > 0 && !ghost,
+               "%d EAGAIN, %d sends went out with no free slot", eagain, ghost);
+    cli_result("fill_ring_every_send_confirmed", !st.failed, "%d sends failed, the last: %s",
+               st.failed, strerror(st.e));
+    cli_result("fill_ring_sender_held_back", st.longest >= FILL_PAUSE_MS / 2 * 1000000LL,
+               "the longest wait for a confirmation was %lld us: the full ring did not hold "
+               "the sender back", (long long)st.longest / 1000);
     sx_close(st.s);
 }
 
@@ -421,7 +404,7 @@ static void faults(int peer)
     for (i = 0; i < B_COUNT && ok; i++) {
         ok = send_tagged(sx, peer, B_FIRST + i, 100 + i) == 0;
     }
-    result("bad_buffer_phase_sends", ok, "message %d: %s", B_FIRST + i - 1, strerror(errno));
+    cli_result("bad_buffer_phase_sends", ok, "message %d: %s", B_FIRST + i - 1, strerror(errno));
     send_tagged(sx, peer, B_END, 8);
     fill_ring_sender(peer);
     send_tagged(sx, peer, C_END, 8);
@@ -440,8 +423,8 @@ static void expect_sequence(const char *name, uint32_t first, int n, uint32_t en
         int src;
         ssize_t len = recv_bounded(sx, msg, sizeof(msg), &src, &tag);
         if (len < 0) {
-            result(name, 0, "message %d (tag %u expected): %s; got tags%s", i,
-                   i < n ? first + i : end, strerror(errno), got);
+            cli_result(name, 0, "message %d (tag %u expected): %s; got tags%s", i,
+                       i < n ? first + i : end, strerror(errno), got);
             return;
         }
         nread++;
@@ -457,7 +440,7 @@ static void expect_sequence(const char *name, uint32_t first, int n, uint32_t en
             break;
         }
     }
-    result(name, !bad, "expected tags %u..%u then %u, got%s", first, first + n - 1, end, got);
+    cli_result(name, !bad, "expected tags %u..%u then %u, got%s", first, first + n - 1, end, got);
 }
 
 static long queued(void)
@@ -488,17 +471,17 @@ static void bad_receive_buffers(void)
     bad[4].buf = pages + 4096;
 
     int r = wait_readable(WAIT_S * 1000);
-    result("bad_buffer_phase_message", r == 1, "no message within %d s", WAIT_S);
+    cli_result("bad_buffer_phase_message", r == 1, "no message within %d s", WAIT_S);
     for (unsigned k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         struct sx_recv_req req = { .buf = (uintptr_t)bad[k].buf, .len = bad[k].len };
         void *arg = bad[k].ro_req ? read_only_copy(&req, sizeof(req)) : &req;
         int e = CLI_BOUNDED(5, ioctl(sx_fd(sx), SX_IOC_RECV, arg)) < 0 ? errno : 0;
-        result(bad[k].name, e == EFAULT, "errno %d (%s)", e, strerror(e));
+        cli_result(bad[k].name, e == EFAULT, "errno %d (%s)", e, strerror(e));
     }
     struct pollfd p = { .fd = sx_fd(sx), .events = POLLIN };
     poll(&p, 1, 0);
-    result("recv_efault_keeps_the_message_queued", p.revents & POLLIN, "revents 0x%x",
-           p.revents);
+    cli_result("recv_efault_keeps_the_message_queued", p.revents & POLLIN, "revents 0x%x",
+               p.revents);
     expect_sequence("recv_efault_loses_nothing", B_FIRST, B_COUNT, B_END);
 }
 
@@ -514,15 +497,15 @@ static void faults_peer(void)
         usleep(1000);
     }
     long full = queued();
-    result("fill_ring_fills", full == SX_RX_RING, "%ld messages queued, not %d", full,
-           SX_RX_RING);
+    cli_result("fill_ring_fills", full == SX_RX_RING, "%ld messages queued, not %d", full,
+               SX_RX_RING);
     usleep(FILL_PAUSE_MS * 1000);
     full = queued();
-    result("fill_ring_holds_no_more", full == SX_RX_RING, "%ld messages queued after %d ms",
-           full, FILL_PAUSE_MS);
+    cli_result("fill_ring_holds_no_more", full == SX_RX_RING, "%ld messages queued after %d ms",
+               full, FILL_PAUSE_MS);
     expect_sequence("fill_ring_nothing_lost", C_FIRST, C_COUNT, C_END);
     int e = sx_recv_nb(sx, NULL, 0, NULL, NULL) < 0 ? errno : 0;
-    result("fill_ring_nothing_more", e == EAGAIN, "a message after the last: errno %d", e);
+    cli_result("fill_ring_nothing_more", e == EAGAIN, "a message after the last: errno %d", e);
 }
 
 /* ---- unbind: the board goes away under open files, and comes back -------- */
@@ -579,18 +562,18 @@ static pid_t blocked_child(int kind, int peer)
     int e;
     if (kind == 0) {
         e = CLI_BOUNDED(WAIT_S, sx_recv(sx, msg, sizeof(msg), NULL, NULL)) < 0 ? errno : 0;
-        result("unbind_wakes_a_blocked_recv", e == ENODEV, "errno %d (%s)", e, strerror(e));
+        cli_result("unbind_wakes_a_blocked_recv", e == ENODEV, "errno %d (%s)", e, strerror(e));
     } else if (kind == 1) {                 /* every slot is taken: it waits for one */
         fill(msg, sizeof(msg), TAG_GHOST);
         e = CLI_BOUNDED(WAIT_S, sx_send(sx, peer, msg, sizeof(msg), TAG_GHOST)) < 0 ? errno : 0;
-        result("unbind_wakes_a_blocked_send", e == ENODEV, "errno %d (%s)", e, strerror(e));
+        cli_result("unbind_wakes_a_blocked_send", e == ENODEV, "errno %d (%s)", e, strerror(e));
     } else {
         struct pollfd p = { .fd = sx_fd(sx), .events = POLLIN };
         int r = poll(&p, 1, WAIT_S * 1000);
-        result("unbind_wakes_a_blocked_poll", r == 1 && (p.revents & (POLLERR | POLLHUP)),
-               "poll gave %d, revents 0x%x", r, p.revents);
+        cli_result("unbind_wakes_a_blocked_poll", r == 1 && (p.revents & (POLLERR | POLLHUP)),
+                   "poll gave %d, revents 0x%x", r, p.revents);
     }
-    exit(failures ? 1 : 0);
+    exit(cli_failures() ? 1 : 0);
 }
 
 /* Every call on the descriptor of a removed board fails with ENODEV. */
@@ -611,17 +594,17 @@ static void calls_on_removed(const volatile unsigned char *window, sx_handle_t t
     for (unsigned k = 0; k < sizeof(calls) / sizeof(calls[0]); k++) {
         int e = CLI_BOUNDED(5, ioctl(sx_fd(sx), calls[k].cmd, calls[k].arg)) < 0 ? errno : 0;
         snprintf(name, sizeof(name), "removed_%s_enodev", calls[k].name);
-        result(name, e == ENODEV, "errno %d (%s)", e, strerror(e));
+        cli_result(name, e == ENODEV, "errno %d (%s)", e, strerror(e));
     }
     struct pollfd p = { .fd = sx_fd(sx), .events = POLLIN | POLLOUT };
     int r = poll(&p, 1, 0);
-    result("removed_poll_hup", r == 1 && (p.revents & (POLLERR | POLLHUP)) &&
-           !(p.revents & (POLLIN | POLLOUT)), "poll gave %d, revents 0x%x", r, p.revents);
+    cli_result("removed_poll_hup", r == 1 && (p.revents & (POLLERR | POLLHUP)) &&
+               !(p.revents & (POLLIN | POLLOUT)), "poll gave %d, revents 0x%x", r, p.revents);
     void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sx_fd(sx), 0);
-    result("removed_mmap_enodev", m == MAP_FAILED && errno == ENODEV, "mmap gave %p, errno %d",
-           m, errno);
+    cli_result("removed_mmap_enodev", m == MAP_FAILED && errno == ENODEV, "mmap gave %p, errno %d",
+               m, errno);
     ssize_t n = read(sx_fd(sx), msg, sizeof(msg));
-    result("removed_read_fails", n < 0, "read gave %zd", n);
+    cli_result("removed_read_fails", n < 0, "read gave %zd", n);
 
     /* the window mapped before the removal is gone too: a read is SIGBUS, not stale data */
     struct sigaction sa = { .sa_handler = bus_error }, old;
@@ -633,7 +616,7 @@ static void calls_on_removed(const volatile unsigned char *window, sx_handle_t t
         bus = 1;
     }
     sigaction(SIGBUS, &old, NULL);
-    result("removed_window_mapping_revoked", bus, "a read of the old mapping succeeded");
+    cli_result("removed_window_mapping_revoked", bus, "a read of the old mapping succeeded");
 }
 
 static void unbind_rebind(int peer)
@@ -641,7 +624,7 @@ static void unbind_rebind(int peer)
     char link[256], bdf[256];
     ssize_t n = readlink("/sys/class/misc/sx0/device", link, sizeof(link) - 1);
     if (n <= 0) {
-        result("find_the_board", 0, "readlink /sys/class/misc/sx0/device: %s", strerror(errno));
+        cli_result("find_the_board", 0, "readlink /sys/class/misc/sx0/device: %s", strerror(errno));
         return;
     }
     link[n] = 0;
@@ -662,7 +645,7 @@ static void unbind_rebind(int peer)
         fill(msg, sizeof(msg), U_FIRST + i);
         ok = CLI_BOUNDED(5, sx_send_async(sx, peer, msg, sizeof(msg), U_FIRST + i, &h[i])) == 0;
     }
-    result("unbind_setup_sends", ok && window, "send %d: %s", i, strerror(errno));
+    cli_result("unbind_setup_sends", ok && window, "send %d: %s", i, strerror(errno));
     if (window) {
         (void)window[0];            /* mapped now: the removal must take it away */
     }
@@ -673,8 +656,8 @@ static void unbind_rebind(int peer)
     }
     usleep(200000);                 /* the children are blocked in the driver */
 
-    result("unbind_with_files_open", sysfs_write("unbind", bdf) == 0, "unbind %s: %s", bdf,
-           strerror(errno));
+    cli_result("unbind_with_files_open", sysfs_write("unbind", bdf) == 0, "unbind %s: %s", bdf,
+               strerror(errno));
     int64_t deadline = now_ns() + WAIT_S * 1000000000LL;
     for (int k = 0; k < 3; k++) {
         int st = 0;
@@ -685,35 +668,35 @@ static void unbind_rebind(int peer)
             kill(kids[k], SIGKILL);
             waitpid(kids[k], &st, 0);
         }
-        result("blocked_call_returned", WIFEXITED(st) && WEXITSTATUS(st) == 0,
-               "child %d: %s (status 0x%x)", k, now_ns() >= deadline ? "still blocked" :
-               "failed", st);
+        cli_result("blocked_call_returned", WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                   "child %d: %s (status 0x%x)", k, now_ns() >= deadline ? "still blocked" :
+                   "failed", st);
     }
     calls_on_removed(window, h[0], peer);
-    result("removed_device_node_gone", access("/dev/sx0", F_OK) < 0 && errno == ENOENT,
-           "/dev/sx0 still there");
+    cli_result("removed_device_node_gone", access("/dev/sx0", F_OK) < 0 && errno == ENOENT,
+               "/dev/sx0 still there");
 
-    result("rebind_with_the_old_file_open", sysfs_write("bind", bdf) == 0, "bind %s: %s", bdf,
-           strerror(errno));
+    cli_result("rebind_with_the_old_file_open", sysfs_write("bind", bdf) == 0, "bind %s: %s", bdf,
+               strerror(errno));
     sx_t *again = sx_open(NULL);
-    result("rebound_board_opens", again != NULL, "%s", strerror(errno));
+    cli_result("rebound_board_opens", again != NULL, "%s", strerror(errno));
     struct sx_info info;
     int e = ioctl(sx_fd(sx), SX_IOC_INFO, &info) < 0 ? errno : 0;
-    result("old_file_still_removed_after_rebind", e == ENODEV, "errno %d", e);
+    cli_result("old_file_still_removed_after_rebind", e == ENODEV, "errno %d", e);
     if (again) {
         uint32_t tag = 0;
         int ok = send_tagged(again, peer, U_AFTER, 64) == 0;
-        result("rebound_board_sends", ok, "%s", strerror(errno));
+        cli_result("rebound_board_sends", ok, "%s", strerror(errno));
         ssize_t n = recv_bounded(again, msg, sizeof(msg), NULL, &tag);
-        result("rebound_board_receives", n >= 0 && tag == U_REPLY, "got %zd bytes, tag %u: %s",
-               n, tag, strerror(errno));
+        cli_result("rebound_board_receives", n >= 0 && tag == U_REPLY, "got %zd bytes, tag %u: %s",
+                   n, tag, strerror(errno));
     }
     int before = freed_lines();
     sx_close(sx);
     sx = NULL;
     int after = freed_lines();
-    result("removed_state_freed_on_last_close", before == 0 && after == 1,
-           "'sx0: state freed' lines: %d before the close, %d after", before, after);
+    cli_result("removed_state_freed_on_last_close", before == 0 && after == 1,
+               "'sx0: state freed' lines: %d before the close, %d after", before, after);
     if (again) {
         sx_close(again);
     }
@@ -722,8 +705,8 @@ static void unbind_rebind(int peer)
 static void unbind_peer(int peer)
 {
     expect_sequence("unbind_peer_gets_each_message_once", U_FIRST, sx_tx_slots(sx), U_AFTER);
-    result("unbind_peer_replies", send_tagged(sx, peer, U_REPLY, 8) == 0, "%s",
-           strerror(errno));
+    cli_result("unbind_peer_replies", send_tagged(sx, peer, U_REPLY, 8) == 0, "%s",
+               strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -772,5 +755,5 @@ int main(int argc, char **argv)
     if (sx) {
         sx_close(sx);
     }
-    return failures ? 1 : 0;
+    return cli_failures() ? 1 : 0;
 }
