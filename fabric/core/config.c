@@ -154,7 +154,7 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
 
 static const char *const protocol_names[] = {
     [RL_PROTO_ANY] = "any", [RL_PROTO_SX] = "sx", [RL_PROTO_ETHERNET] = "ethernet",
-    [RL_PROTO_FC] = "fc",
+    [RL_PROTO_FC] = "fc", [RL_PROTO_CENJU3] = "cenju3",
 };
 
 const char *protocol_name(uint32_t protocol)

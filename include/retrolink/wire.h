@@ -82,7 +82,8 @@ enum rl_protocol {
     RL_PROTO_ANY = 0,       /* a network: any port; a port: says nothing (tests) */
     RL_PROTO_SX = 1,        /* the SX board's frames (sx-regs.h) */
     RL_PROTO_ETHERNET = 2,  /* Ethernet frames without preamble and FCS (the netdev) */
-    RL_PROTO_FC = 3         /* the PUMA-III Fibre Channel adapter's frames (proto/fc.h) */
+    RL_PROTO_FC = 3,        /* the PUMA-III Fibre Channel adapter's frames (proto/fc.h) */
+    RL_PROTO_CENJU3 = 4     /* the Cenju-3 network interface's packets (proto/cenju3.h) */
 };
 
 struct rl_msg_hdr {

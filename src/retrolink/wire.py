@@ -31,7 +31,7 @@ BARRIER_HELD, BARRIER_STOPPED, BARRIER_SAVE = (
     lib.RL_BARRIER_HELD, lib.RL_BARRIER_STOPPED, lib.RL_BARRIER_SAVE)
 # what a port's frames are (ATTACH), and what a network carries (the fabric's config)
 PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET,
-             "fc": lib.RL_PROTO_FC}
+             "fc": lib.RL_PROTO_FC, "cenju3": lib.RL_PROTO_CENJU3}
 
 
 def _pack(ctype: str, msg_type: int, node: int, time_ns: int, payload: bytes = b"", **fields):
