@@ -35,7 +35,7 @@ def test_scripts_name_every_node():
     d = cenju3.load_definition(True)
     pair = cenju3.pair_scripts(d)
     assert pair[0].startswith("mach_bench client --server-node 1 --sizes 4,256,2048")
-    assert pair[1] == "mach_bench serve --trace"
+    assert pair[1] == "mach_bench serve --trace 1"
     many = cenju3.many_scripts(d, 8)
     assert sorted(many) == list(range(8))
     assert many[0] == f"mach_bench sink --senders 7 --messages {d['many_to_one']['messages']}"

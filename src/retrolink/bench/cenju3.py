@@ -46,8 +46,8 @@ def pair_scripts(d: dict) -> dict[int, str]:
     client = (f"mach_bench client --server-node 1 --sizes {csv(d['sizes'])} "
               f"--reps {lat['reps']} --warmup {lat['warmup']} "
               f"--ool-pages {csv(d['ool_pages'])} --ool-runs {ool['runs']} "
-              f"--ool-warmup {ool['warmup']} --local --trace")
-    return {0: client, 1: "mach_bench serve --trace"}
+              f"--ool-warmup {ool['warmup']} --local 1 --trace 1")
+    return {0: client, 1: "mach_bench serve --trace 1"}
 
 
 def many_scripts(d: dict, nodes: int) -> dict[int, str]:
