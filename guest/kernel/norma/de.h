@@ -76,8 +76,7 @@ struct de_rxs {
 	u8 state;
 	struct norma_uid dest;
 	u32 kmsg_size, ool_pages;
-	struct norma_kmsg *kmsg;	/* short: in its kept slot; long: kmalloc */
-	void *kmsg_block;		/* short: the slot's block */
+	struct norma_kmsg *kmsg;	/* kmalloc: short, copied from its slot */
 	struct page **pages;
 	u32 permitted;			/* pages given in permits so far */
 	struct list_head wait;		/* on de.alloc_wait while short of memory */

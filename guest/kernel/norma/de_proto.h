@@ -42,7 +42,8 @@ struct de_hdr {
 } __packed;
 
 /* (A): the KMSG follows if kmsg_size <= NORMA_SHORT_MAX; 36 bytes, so that after the
- * slot's 4-byte header word the KMSG is 8-aligned in the slot buffer */
+ * slot's 4-byte header word the KMSG is 8-aligned in the slot buffer, where the
+ * receiver reads it */
 struct de_send_req {
 	struct de_hdr h;
 	struct norma_uid dest;	/* the port, for the receiver's check before it allocates */

@@ -3,8 +3,8 @@
  * NORMA IPC/DE, the receiver's side of a transfer (docs/boards/norma.md):
  *   (A) a send request arrives: the port is checked (dead or unknown: receive complete
  *       with -ENOENT at once, the port death answer). A short KMSG with no OOL pages is
- *       delivered at once, from the receive slot it arrived in (kept, not copied), and
- *       receive complete goes back: two network messages in all.
+ *       delivered at once (taken out of its receive slot) and receive complete goes
+ *       back: two network messages in all.
  *   (B) otherwise everything is allocated before any data moves: the KMSG's buffer (if
  *       long) and every OOL page; short of memory, the request waits and is tried
  *       again every alloc_retry_ms, never dropped. The buffers are flushed (no dirty
@@ -38,10 +38,7 @@ static void de_rxs_free(struct de_rxs *s)
 		if (s->pages[i])
 			__free_pages(s->pages[i], NORMA_PAGE_ORDER);
 	kfree(s->pages);
-	if (s->kmsg_block)
-		kfree(s->kmsg_block);
-	else
-		kfree(s->kmsg);
+	kfree(s->kmsg);
 	kfree(s);
 }
 
@@ -78,7 +75,7 @@ fail:
 			__free_pages(s->pages[i], NORMA_PAGE_ORDER);
 	kfree(s->pages);
 	s->pages = NULL;
-	if (!s->kmsg_block) {
+	if (s->kmsg_size > NORMA_SHORT_MAX) {
 		kfree(s->kmsg);
 		s->kmsg = NULL;
 	}
@@ -105,7 +102,7 @@ static void de_permit(struct de_rxs *s, u8 type)
 	struct de_permit *p = (struct de_permit *)out->buf;
 	u32 i, n = min_t(u32, s->ool_pages - s->permitted, NORMA_PERMIT_PAGES);
 
-	if (type == DE_SEND_PERMIT && !s->kmsg_block) {
+	if (type == DE_SEND_PERMIT && s->kmsg_size > NORMA_SHORT_MAX) {
 		c3_nic_cache_flush(virt_to_phys(s->kmsg), s->kmsg_size);
 		p->kmsg_addr = virt_to_phys(s->kmsg);
 	}
@@ -130,7 +127,7 @@ static void de_complete(struct de_rxs *s)
 	struct norma_rx *rx;
 	u32 i;
 
-	if (!s->kmsg_block)
+	if (s->kmsg_size > NORMA_SHORT_MAX)
 		c3_nic_cache_inval(virt_to_phys(k), s->kmsg_size);
 	for (i = 0; i < s->ool_pages; i++)
 		c3_nic_cache_inval(page_to_phys(s->pages[i]), NORMA_PAGE_SIZE);
@@ -143,7 +140,6 @@ static void de_complete(struct de_rxs *s)
 	}
 	rx = kzalloc(sizeof(*rx), GFP_KERNEL | __GFP_NOFAIL);
 	rx->kmsg = k;
-	rx->kmsg_block = s->kmsg_block;
 	rx->pages = s->pages;
 	rx->t_arrived_ns = de_now();
 	de_reply_status(s->peer, s->xid, s->rxid, 0);
@@ -202,16 +198,16 @@ int de_recv_req(struct c3_rx *rx, const struct de_send_req *r, u32 body)
 	s->ool_pages = r->ool_pages;
 	INIT_LIST_HEAD(&s->wait);
 	if (shrt) {
-		/* the KMSG stays where it arrived (8-aligned there: de_proto.h) */
-		if (c3_nic_rx_keep(rx)) {
-			s->kmsg = (struct norma_kmsg *)((u8 *)rx->data + sizeof(*r));
-			s->kmsg_block = (u8 *)rx->data - C3_SLOT_PAYLOAD;
-		} else {
-			s->kmsg = kmemdup(k, r->kmsg_size, GFP_KERNEL | __GFP_NOWARN);
-			if (!s->kmsg) {
-				kfree(s);
-				goto later;
-			}
+		/*
+		 * Out of the slot, which goes back to the interface at once: the IPC layer
+		 * owns a KMSG as a kmalloc block of its own (it frees, queues and forwards
+		 * it), which a KMSG inside a slot buffer is not. At most NORMA_SHORT_MAX
+		 * bytes; long KMSGs and OOL pages land by remote DMA where they stay.
+		 */
+		s->kmsg = kmemdup(k, r->kmsg_size, GFP_KERNEL | __GFP_NOWARN);
+		if (!s->kmsg) {
+			kfree(s);
+			goto later;
 		}
 		if (!s->ool_pages) {
 			de_complete(s);
@@ -220,22 +216,9 @@ int de_recv_req(struct c3_rx *rx, const struct de_send_req *r, u32 body)
 	}
 	ret = xa_alloc_cyclic(&de.rxs, &s->rxid, s, xa_limit_31b, &de.next_rxid, GFP_KERNEL);
 	if (ret < 0) {
-		if (s->kmsg_block) {
-			/* kept: no way back into the slot; wait for memory with the rest */
-			s->rxid = 0;
-		} else {
-			kfree(s->kmsg);
-			kfree(s);
-			goto later;
-		}
-	}
-	if (!s->rxid) {
-		spin_lock(&de.lock);
-		s->state = DE_RX_ALLOC;
-		list_add_tail(&s->wait, &de.alloc_wait);
-		spin_unlock(&de.lock);
-		queue_delayed_work(de.wq, &de.alloc_work, msecs_to_jiffies(de_alloc_retry_ms));
-		return 0;
+		kfree(s->kmsg);
+		kfree(s);
+		goto later;
 	}
 	de_start(s);
 	return 0;
@@ -263,15 +246,6 @@ void de_recv_alloc_work(struct work_struct *w)
 	spin_unlock(&de.lock);
 	list_for_each_entry_safe(s, tmp, &todo, wait) {
 		list_del_init(&s->wait);
-		if (!s->rxid &&
-		    xa_alloc_cyclic(&de.rxs, &s->rxid, s, xa_limit_31b, &de.next_rxid,
-				    GFP_KERNEL) < 0) {
-			s->rxid = 0;
-			spin_lock(&de.lock);
-			list_add_tail(&s->wait, &de.alloc_wait);
-			spin_unlock(&de.lock);
-			continue;
-		}
 		de_start(s);
 	}
 }

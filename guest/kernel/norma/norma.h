@@ -113,9 +113,6 @@ struct norma_tx {
  */
 struct norma_rx {
 	struct norma_kmsg *kmsg;
-	/* the kmalloc'ed block that holds kmsg, if kmsg is not itself the start of one (a
-	 * short KMSG stays in the receive slot it arrived in: no copy); free this one */
-	void *kmsg_block;
 	struct page **pages;            /* kmsg->ool_pages entries */
 	u64 t_arrived_ns;               /* breakdown: when the receive completed */
 };

@@ -197,6 +197,11 @@ typedef union {
 
 /* mach_msg_return_t: Mach 3's values */
 #define MACH_MSG_SUCCESS                0x00000000
+/* or'ed into MACH_RCV_BODY_ERROR: what a delivered message lost (those rights arrive as
+ * MACH_PORT_NULL, that OOL data as address 0) */
+#define MACH_MSG_MASK                   0x00003c00
+#define MACH_MSG_IPC_SPACE              0x00002000  /* no room for another name */
+#define MACH_MSG_VM_SPACE               0x00001000  /* no room to map OOL data */
 #define MACH_SEND_INVALID_DATA          0x10000002  /* the message cannot be read */
 #define MACH_SEND_INVALID_DEST          0x10000003  /* no send right there, or the port died */
 #define MACH_SEND_TIMED_OUT             0x10000004  /* the queue stayed full */
