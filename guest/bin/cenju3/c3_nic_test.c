@@ -172,11 +172,10 @@ static void meet(int lead)
         for (int i = 0; i < WAIT_MS / 20 && !ok; i++) {
             send_msg(T_READY, 0, 8, 0);
             m = (struct c3_msg){ .timeout_ms = 20 };
-            while (ioctl(fd, C3_IOC_RECV, &m) == 0)
-                if (m.data[0] == T_GO)
-                    ok = 1;
-                else
-                    m = (struct c3_msg){ .timeout_ms = 20 };
+            while (!ok && ioctl(fd, C3_IOC_RECV, &m) == 0) {
+                ok = m.data[0] == T_GO;     /* what follows GO is the lead's next */
+                m = (struct c3_msg){ .timeout_ms = 20 };
+            }
         }
     }
     cli_result("meet", ok, "%s", strerror(errno));
