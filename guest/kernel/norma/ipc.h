@@ -181,7 +181,10 @@ struct ipc_send {
 mach_msg_return_t ipc_kmsg_get(struct ipc_send *s, u64 uaddr, u32 size);
 /* local: copy the OOL data into fresh pages */
 mach_msg_return_t ipc_kmsg_copy_ool(struct ipc_send *s);
-/* the rights of the header and body: check all, then take all (under ipc_lock) */
+/* the rights of the header and body: can they be taken; check all, then take all (both
+ * under ipc_lock) */
+mach_msg_return_t ipc_kmsg_check_rights(struct ipc_task *task, struct ipc_send *s,
+					bool remote);
 mach_msg_return_t ipc_kmsg_copyin_rights(struct ipc_task *task, struct ipc_send *s,
 					 bool remote);
 void ipc_send_free(struct ipc_send *s);     /* what is left of a send, rights included */

@@ -171,19 +171,16 @@ mach_msg_return_t ipc_kmsg_copy_ool(struct ipc_send *s)
 	return MACH_MSG_SUCCESS;
 }
 
-/* the dest, reply and body rights: checked all, then taken all */
-mach_msg_return_t ipc_kmsg_copyin_rights(struct ipc_task *task, struct ipc_send *s,
-					 bool remote)
+/* the dest, reply and body rights: can they all be taken? (under ipc_lock) */
+mach_msg_return_t ipc_kmsg_check_rights(struct ipc_task *task, struct ipc_send *s, bool remote)
 {
 	u32 dname = s->hdr.msgh_remote_port, rname = s->hdr.msgh_local_port;
 	u32 ddisp = MACH_MSGH_BITS_REMOTE(s->hdr.msgh_bits);
 	u32 rdisp = MACH_MSGH_BITS_LOCAL(s->hdr.msgh_bits);
-	struct ipc_kmsg *kmsg = s->kmsg;
-	struct norma_kmsg *k = kmsg->k;
+	mach_msg_return_t mr = MACH_MSG_SUCCESS;
 	struct ipc_ledger *l;
 	struct ipc_entry *e;
-	mach_msg_return_t mr = MACH_MSG_SUCCESS;
-	u32 i, wtype;
+	u32 i;
 
 	ipc_lock_held();
 	l = kmalloc(sizeof(*l), GFP_KERNEL);
@@ -220,6 +217,26 @@ mach_msg_return_t ipc_kmsg_copyin_rights(struct ipc_task *task, struct ipc_send 
 			goto out;
 		}
 	}
+out:
+	kfree(l);
+	return mr;
+}
+
+/* the dest, reply and body rights: checked all, then taken all */
+mach_msg_return_t ipc_kmsg_copyin_rights(struct ipc_task *task, struct ipc_send *s,
+					 bool remote)
+{
+	u32 dname = s->hdr.msgh_remote_port, rname = s->hdr.msgh_local_port;
+	u32 ddisp = MACH_MSGH_BITS_REMOTE(s->hdr.msgh_bits);
+	u32 rdisp = MACH_MSGH_BITS_LOCAL(s->hdr.msgh_bits);
+	struct ipc_kmsg *kmsg = s->kmsg;
+	struct norma_kmsg *k = kmsg->k;
+	mach_msg_return_t mr;
+	u32 i, wtype;
+
+	mr = ipc_kmsg_check_rights(task, s, remote);
+	if (mr)
+		return mr;
 
 	/* everything is there: take it */
 	ipc_right_copyin(task, dname, ddisp, &kmsg->dest, &kmsg->dest_type);
@@ -248,9 +265,7 @@ mach_msg_return_t ipc_kmsg_copyin_rights(struct ipc_task *task, struct ipc_send 
 	}
 	k->bits = MACH_MSGH_BITS(kmsg->dest_type, kmsg->reply_type) |
 		  (s->hdr.msgh_bits & MACH_MSGH_BITS_COMPLEX);
-out:
-	kfree(l);
-	return mr;
+	return MACH_MSG_SUCCESS;
 }
 
 void ipc_kmsg_free(struct ipc_kmsg *kmsg)

@@ -196,6 +196,7 @@ static int __init norma_init(void)
 	BUILD_BUG_ON(sizeof(mach_msg_port_descriptor_t) != 16);
 	BUILD_BUG_ON(sizeof(mach_msg_ool_descriptor_t) != 16);
 	BUILD_BUG_ON(offsetof(mach_msg_ool_descriptor_t, type) != 11);
+	BUILD_BUG_ON(__alignof__(mach_msg_descriptor_t) != 4);
 	BUILD_BUG_ON(offsetof(mach_msg_port_descriptor_t, type) != 11);
 	BUILD_BUG_ON(MACH_MSG_OOL_PAGE != NORMA_PAGE_SIZE);
 	BUILD_BUG_ON(NETNAME_NAME_MAX != NORMA_NAME_MAX);

@@ -201,7 +201,10 @@ static mach_msg_return_t msg_send(struct ipc_task *task, const struct mach_msg_a
 		goto out;
 
 	mutex_lock(&ipc_lock);
-	mr = wait_room(task, dname, dest, a, &forced);
+	/* a bad message fails at once, not after waiting for room */
+	mr = ipc_kmsg_check_rights(task, &s, dest->proxy);
+	if (!mr)
+		mr = wait_room(task, dname, dest, a, &forced);
 	if (!mr)
 		mr = ipc_kmsg_copyin_rights(task, &s, dest->proxy);
 	if (!mr) {

@@ -163,14 +163,22 @@ kern_return_t ipc_port_allocate(struct ipc_task *task, u32 right, u32 *name)
 	return KERN_SUCCESS;
 }
 
-/* the receive right goes: the port dies */
-static void entry_drop_receive(struct ipc_task *task, struct ipc_entry *e)
+/* the receive right goes: the port dies; the name's send rights, if any, become a dead
+ * name (as in Mach), unless the whole task goes */
+static void entry_drop_receive(struct ipc_task *task, struct ipc_entry *e, bool keep_dead)
 {
 	struct ipc_port *port = e->port;
 
-	if (e->type & MACH_PORT_TYPE_SEND)
+	if ((e->type & MACH_PORT_TYPE_SEND) && keep_dead) {
 		port->srights--;
-	entry_free(task, e);
+		hash_del(&e->hnode);
+		e->type = MACH_PORT_TYPE_DEAD_NAME;
+		e->port = NULL;
+	} else {
+		if (e->type & MACH_PORT_TYPE_SEND)
+			port->srights--;
+		entry_free(task, e);
+	}
 	ipc_port_destroy(port);
 	ipc_port_put(port);
 }
@@ -220,7 +228,7 @@ kern_return_t ipc_right_mod_refs(struct ipc_task *task, u32 name, u32 right, s32
 		if (delta == 0)
 			return KERN_SUCCESS;
 		if (right == MACH_PORT_RIGHT_RECEIVE) {
-			entry_drop_receive(task, e);
+			entry_drop_receive(task, e, true);
 		} else {
 			e->port->sorights--;
 			ipc_port_put(e->port);
@@ -530,7 +538,7 @@ void ipc_task_destroy(struct ipc_task *task)
 			continue;
 		}
 		if (e->type & MACH_PORT_TYPE_RECEIVE) {
-			entry_drop_receive(task, e);
+			entry_drop_receive(task, e, false);
 			continue;
 		}
 		if (e->type & MACH_PORT_TYPE_SEND)

@@ -146,7 +146,8 @@ typedef struct {
 #define MACH_MSG_TYPE_PORT_SEND_ONCE    MACH_MSG_TYPE_MOVE_SEND_ONCE
 
 /* descriptors (OSF MK / xnu); retrolink: every descriptor is 16 bytes (Mach's 64-bit
- * layout), the type always in byte 11, so a task walks them without knowing kinds */
+ * layout), the type always in byte 11, so a task walks them without knowing kinds. As in
+ * Mach (#pragma pack(4)) they are 4-byte aligned: they follow the 4-byte body directly. */
 #define MACH_MSG_PORT_DESCRIPTOR        0
 #define MACH_MSG_OOL_DESCRIPTOR         1
 
@@ -169,7 +170,7 @@ typedef struct {
 	__u8 pad1;
 	__u8 type;              /* MACH_MSG_OOL_DESCRIPTOR */
 	__u32 size;             /* bytes, 0 .. MACH_MSG_OOL_MAX */
-} mach_msg_ool_descriptor_t;
+} __attribute__((packed, aligned(4))) mach_msg_ool_descriptor_t;
 
 typedef union {
 	mach_msg_port_descriptor_t port;
