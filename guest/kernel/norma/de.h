@@ -109,8 +109,9 @@ struct de_state {
 	struct hrtimer accept_timer;	/* piggyback_accept: the longest wait */
 	atomic_t msgs_out;		/* protocol messages the interface has not sent yet */
 	bool held;			/* a message left in its slot for want of memory */
-	/* counters (docs/boards/norma.md) */
-	u64 bad_msgs, alloc_retries, piggybacked;
+	/* counters: /sys/kernel/debug/norma_de (docs/boards/norma.md) */
+	u64 sends, delivered, bad_msgs, alloc_retries, piggybacked, accepts_tx, accepts_rx;
+	struct dentry *debugfs, *debugfs_trace;
 };
 extern struct de_state de;
 
@@ -148,6 +149,7 @@ void de_ctl_exit(void);
 
 /* de_trace.c */
 void de_trace(u8 step, u16 src, u32 xid, u64 t_ns);
+struct dentry *de_trace_debugfs(void);
 static inline u64 de_now(void)
 {
 	return c3_nic_now();

@@ -120,6 +120,7 @@ void de_accept_work(struct work_struct *w)
 			out->len += n * sizeof(struct de_accept);
 			for (i = 0; i < n; i++)
 				DE_TRACE(NORMA_TR_ACCEPT_TX, node, ((struct de_accept *)(h + 1))[i].seqno);
+			de.accepts_tx += n;
 			if (de_out_send(node, out))
 				break;	/* the interface is gone: de_ctl_down drops the rest */
 		}
@@ -136,6 +137,7 @@ void de_accepts_rx(u16 peer, const struct de_accept *a, u32 n)
 			continue;
 		}
 		DE_TRACE(NORMA_TR_ACCEPT_RX, de.node, a[i].seqno);
+		de.accepts_rx++;
 		norma_ipc_accepted(a[i].uid, a[i].seqno, a[i].dead);
 	}
 }

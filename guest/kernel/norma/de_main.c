@@ -10,6 +10,8 @@
  */
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
 
 #include "de.h"
 
@@ -189,6 +191,20 @@ static const struct c3_client_ops de_ops = {
 	.down = de_down,
 };
 
+/* ---- counters: /sys/kernel/debug/norma_de ------------------------------------------------ */
+
+static int de_stats_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "node %u\nnodes %u\nup %d\n", de.node, de.nodes, READ_ONCE(de.up));
+	seq_printf(m, "sends %llu\ndelivered %llu\nbad_msgs %llu\nalloc_retries %llu\n",
+		   de.sends, de.delivered, de.bad_msgs, de.alloc_retries);
+	seq_printf(m, "accepts_tx %llu\naccepts_rx %llu\npiggybacked %llu\n",
+		   de.accepts_tx, de.accepts_rx, de.piggybacked);
+	seq_printf(m, "msgs_out %d\n", atomic_read(&de.msgs_out));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(de_stats);
+
 /* ---- the layer's interface (norma.h) -------------------------------------------------- */
 
 u32 norma_de_node(void)
@@ -238,7 +254,7 @@ int norma_de_init(void)
 	if (ret) {
 		/* no interface (or /dev/cenju3 holds it): this node alone */
 		pr_info("norma: no Cenju-3 interface to use (%d): single node\n", ret);
-		return 0;
+		goto out;
 	}
 	de.node = c3_nic_node();
 	de.nodes = c3_nic_nodes();
@@ -257,6 +273,9 @@ int norma_de_init(void)
 		de.node, de.nodes, c3_nic_slots(),
 		norma_piggyback_accept ? ", accept notices piggy-backed" : "",
 		norma_page_sender ? ", dedicated page sender" : "");
+out:
+	de.debugfs = debugfs_create_file("norma_de", 0444, NULL, NULL, &de_stats_fops);
+	de.debugfs_trace = de_trace_debugfs();
 	return 0;
 }
 
@@ -266,6 +285,8 @@ int norma_de_init(void)
  */
 void norma_de_exit(void)
 {
+	debugfs_remove(de.debugfs);
+	debugfs_remove(de.debugfs_trace);
 	c3_nic_detach(&de);
 	WRITE_ONCE(de.up, false);
 	wait_var_event(&de.msgs_out, !atomic_read(&de.msgs_out));

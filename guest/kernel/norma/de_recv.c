@@ -144,6 +144,7 @@ static void de_complete(struct de_rxs *s)
 	rx->t_arrived_ns = de_now();
 	de_reply_status(s->peer, s->xid, s->rxid, 0);
 	de_trace(NORMA_TR_DELIVER, s->peer, s->xid, rx->t_arrived_ns);
+	de.delivered++;
 	kfree(s);
 	norma_ipc_deliver(rx);
 }

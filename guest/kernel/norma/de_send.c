@@ -138,6 +138,7 @@ int norma_de_send(struct norma_tx *tx)
 	if (shrt)
 		memcpy(r + 1, k, k->size);
 	DE_TRACE(NORMA_TR_SEND, de.node, d->xid);
+	de.sends++;
 	ret = de_out_send(d->peer, out);
 	if (ret) {
 		xa_erase(&de.txs, d->xid);
