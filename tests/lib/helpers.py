@@ -38,3 +38,15 @@ def check_model(stdout: str, result: str, sizes, model_us, allowance_us) -> None
     for n in sizes:
         overhead = measured[n] - model_us(n)
         assert 0 <= overhead <= allowance_us(n), (n, measured[n], model_us(n))
+
+
+def device_defaults(qemu, device: str) -> dict[str, str]:
+    """The properties `-device X,help` lists, with their defaults (None: no default)."""
+    out = subprocess.run([str(qemu), "-device", f"{device},help"], capture_output=True,
+                         text=True, timeout=60).stdout
+    props = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+([\w-]+)=<\w+>.*?(?:\(default: (.*)\))?$", line)
+        if m:
+            props[m.group(1)] = m.group(2)
+    return props
