@@ -6,7 +6,7 @@ same events); a stream with a bad index or length is refused by name; packets st
 the network refuse a save, naming them. docs/boards/cenju3.md, "Snapshots"."""
 import pytest
 from c3_rig import T0, TARGET, Rig, deliver_on_first_sync
-from snapshots import Stream, load_refused, save, wait_loaded
+from snapshots import Stream, load_patched, save, save_completed, wait_loaded
 
 from retrolink import wire
 from retrolink.qtest.cenju3_regs import R, packet
@@ -65,8 +65,7 @@ def snapshot(artifacts, tmp_path_factory):
     try:
         assert rig.reg(R.C3_REG_STATUS) & R.C3_STATUS_RX_STALLED
         assert 0 < rig.reg(R.C3_REG_TX_PACKETS) < 41
-        status = save(rig.q, tmp / "c3.state")
-        assert status["status"] == "completed", (status, rig.log.read_text()[-2000:])
+        save_completed(rig.q, tmp / "c3.state", rig.log)
     finally:
         rig.close()
     return tmp / "c3.state", reference
@@ -107,20 +106,12 @@ CORRUPTIONS = {
 @pytest.mark.parametrize("case", CORRUPTIONS)
 def test_a_stream_with_a_bad_index_or_length_is_refused(artifacts, tmp_path, snapshot, case):
     path, was, bad, said = CORRUPTIONS[case]
-    stream = Stream(snapshot[0])
     if "BUSY" in path:                  # the transmit buffer in use at S
+        stream = Stream(snapshot[0])
         busy = [b for b in (0, 1) if stream.read(SECTION, "txbuf", b, "state") != 0]
         path = tuple(busy[0] if x == "BUSY" else x for x in path)
-    if was is not None:
-        assert stream.read(SECTION, *path) == was
-    stream.patch(SECTION, *path, value=bad)
-    state = stream.write(tmp_path / "bad.state")
-    rig = Rig(artifacts, tmp_path, name="dst", incoming=state)
-    try:
-        log = load_refused(rig.q, rig.log)
-    finally:
-        rig.q.close()
-        rig.fabric.stop()
+    log = load_patched(lambda state: Rig(artifacts, tmp_path, name="dst", incoming=state),
+                       snapshot[0], tmp_path / "bad.state", SECTION, path, bad, was)
     assert "retrolink-cenju3 node 0: " in log and said in log, log[-3000:]
 
 
