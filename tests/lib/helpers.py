@@ -61,3 +61,15 @@ def kernel_problems(r) -> list[str]:
         lines += [f"{log.name}: {l}" for l in log.read_text(errors="replace").splitlines()
                   if re.search(KERNEL_PROBLEMS, l)]
     return lines
+
+
+def device_defaults(qemu, device: str) -> dict[str, str]:
+    """The properties `-device X,help` lists, with their defaults (None: no default)."""
+    out = subprocess.run([str(qemu), "-device", f"{device},help"], capture_output=True,
+                         text=True, timeout=60).stdout
+    props = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+([\w-]+)=<\w+>.*?(?:\(default: (.*)\))?$", line)
+        if m:
+            props[m.group(1)] = m.group(2)
+    return props
