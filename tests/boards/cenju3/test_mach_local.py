@@ -5,8 +5,7 @@ One boot of the `plain` machine runs them all; norma.ko loads with its stand-in 
 (de_stub.c, or de_*.c once it lands: with no Cenju-3 interface it is one node alone).
 The same subcommands take --node N to run against a server on another node."""
 import pytest
-from helpers import run_retrolink
-from mach_cases import SUBCOMMANDS, check_section, node_lines, run_all
+from mach_cases import SUBCOMMANDS, check_section, run_all, run_on_node0
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 
@@ -19,11 +18,8 @@ UNLOAD = ("mach_test hold --seconds 60 & H=$!; sleep 1; "
 
 @pytest.fixture(scope="module")
 def local_run():
-    r = run_retrolink("run", "plain", "--node", "0", "--timeout", "400", "--",
-                      f"modprobe norma || echo modprobe-failed; {run_all(SUBCOMMANDS)}; {UNLOAD}",
-                      timeout=520)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return node_lines(r.stdout)
+    return run_on_node0(f"modprobe norma || echo modprobe-failed; {run_all(SUBCOMMANDS)}; "
+                        f"{UNLOAD}")
 
 
 @pytest.mark.parametrize("name", SUBCOMMANDS)

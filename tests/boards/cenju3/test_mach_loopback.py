@@ -5,8 +5,7 @@ through proxies, uids, pinned OOL pages read by physical address, the window of
 unaccepted messages and "message accepted" (docs/boards/norma.md). The real transport's
 own tests run these subcommands between two Cenju-3 nodes."""
 import pytest
-from helpers import run_retrolink
-from mach_cases import check_section, node_lines, run_all
+from mach_cases import check_section, run_all, run_on_node0
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 
@@ -20,10 +19,7 @@ def loop_run():
            "mach_test serve --seconds 300 & S=$!; sleep 1; "
            f"{run_all(REMOTE, '--node 1')}; kill $S; wait $S; "
            "rmmod norma_loop && echo unloaded")
-    r = run_retrolink("run", "plain", "--node", "0", "--timeout", "400", "--", cmd,
-                      timeout=520)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return node_lines(r.stdout)
+    return run_on_node0(cmd)
 
 
 @pytest.mark.parametrize("name", REMOTE)
