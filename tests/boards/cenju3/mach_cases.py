@@ -19,7 +19,8 @@ LOCAL = {
         moved_send_right_used_there moved_send_once_used_there""",
     "inline": """inline_0_bytes inline_4_bytes inline_8_bytes inline_64_bytes inline_380_bytes
         inline_384_bytes inline_388_bytes inline_1024_bytes inline_2048_bytes inline_4096_bytes
-        inline_16360_bytes reply_send_once_used_up rcv_large_leaves_it_queued
+        inline_16360_bytes reply_send_once_used_up breakdown_stamps_in_order
+        rcv_large_leaves_it_queued
         rcv_large_then_received rcv_too_large_destroys_it""",
     "ool": """ool_1_bytes ool_4096_bytes ool_16384_bytes ool_16385_bytes ool_49147_bytes
         ool_131072_bytes ool_147456_bytes ool_409600_bytes ool_deallocate_unmaps_sender
