@@ -146,6 +146,12 @@ static int serve_one(task_t task, msgbuf_t *m)
     if (h->msgh_id == ID_STOP) {
         return 1;
     }
+    if (h->msgh_id == ID_PAUSE) {
+        uint32_t ms;
+        memcpy(&ms, m->body, sizeof(ms));
+        usleep(ms * 1000);
+        return 0;
+    }
     for (unsigned i = 0; i < n; i++) {
         if (d[i].type.type == MACH_MSG_OOL_DESCRIPTOR) {
             d[i].out_of_line.deallocate = 1;    /* the mapping goes back with it */
@@ -251,6 +257,22 @@ void stop_echo(task_t task, mach_port_name_t echo, pid_t pid)
     if (echo != MACH_PORT_NULL) {
         mach_port_deallocate(task, echo);
     }
+}
+
+int fill_paused_echo(task_t t, mach_port_name_t echo, unsigned pause_ms)
+{
+    int sent = 0;
+
+    if (send_data(t, echo, MACH_MSG_TYPE_COPY_SEND, ID_PAUSE, &pause_ms, sizeof(pause_ms),
+                  MACH_SEND_TIMEOUT, WAIT_MS, 0) != MACH_MSG_SUCCESS) {
+        return -1;
+    }
+    usleep(100000);     /* the server has taken the pause */
+    while (sent < 100 && send_data(t, echo, MACH_MSG_TYPE_COPY_SEND, 1, NULL, 0,
+                                   MACH_SEND_TIMEOUT, 0, 0) == MACH_MSG_SUCCESS) {
+        sent++;
+    }
+    return sent;
 }
 
 static int hold(unsigned seconds)

@@ -16,6 +16,7 @@
 #define ID_ECHO         1000                /* echo it back to the reply port, id + 100 */
 #define ID_CALLBACK     1001                /* send a message to the port in descriptor 0 */
 #define ID_STOP         1002                /* the server stops */
+#define ID_PAUSE        1003                /* the server takes nothing for (u32) ms */
 #define ID_CALLED_BACK  1100
 #define WAIT_MS         10000               /* the bound on any one wait */
 
@@ -53,6 +54,9 @@ void stop_echo(task_t task, mach_port_name_t echo, pid_t pid);
 int serve(const char *name, unsigned seconds);
 /* a child's exit status (or 128 + its signal), waiting at most ms; -1: still running */
 int wait_child(pid_t pid, int ms);
+/* how many messages without reply port the echo server's queue takes while it pauses:
+ * its queue limit here, this node's window for it on another node */
+int fill_paused_echo(task_t t, mach_port_name_t echo, unsigned pause_ms);
 
 int test_rights(int node);
 int test_inline(int node);

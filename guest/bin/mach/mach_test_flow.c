@@ -100,28 +100,41 @@ static void blocking(task_t t, mach_port_name_t p)
     free(m);
 }
 
-/* a remote port: this node's window of unaccepted messages (the echo server answers each
- * message only after it took it) */
+/* the echo server's port, here or on another node: its queue limit (16) here; on another
+ * node this node's window of unaccepted messages (MACH_PORT_QLIMIT_DEFAULT), which
+ * refills as the server takes them */
 static void through_server(task_t t, int node)
 {
     pid_t pid;
     mach_port_name_t echo = find_echo(t, node, &pid), p = new_port(t);
     msgbuf_t *m = calloc(1, sizeof(*m));
-    int ok = 0;
+    unsigned here = 0, nodes = 0;
+    int remote, want, filled, ok = 0;
 
-    mach_port_set_qlimit(t, p, MACH_PORT_QLIMIT_MAX);   /* room for the replies */
-    for (int i = 0; i < 20; i++) {
-        mach_msg_header_t h = {
-            .msgh_bits = MACH_MSGH_BITS(MACH_MSG_TYPE_COPY_SEND, MACH_MSG_TYPE_MAKE_SEND),
-            .msgh_remote_port = echo, .msgh_local_port = p, .msgh_id = ID_ECHO,
-        };
-        ok += mach_msg_task(t, &h, MACH_SEND_MSG | MACH_SEND_TIMEOUT, sizeof(h), 0, 0,
-                            WAIT_MS, 0) == MACH_MSG_SUCCESS;
+    mach_host_node(&here, &nodes);
+    remote = node >= 0 && (unsigned)node != here;
+    want = remote ? MACH_PORT_QLIMIT_DEFAULT : MACH_PORT_QLIMIT_MAX;
+    filled = fill_paused_echo(t, echo, 500);
+    cli_result(remote ? "remote_window_is_default_qlimit" : "server_queue_is_its_qlimit",
+               filled == want, "%d messages before the limit, want %d", filled, want);
+    for (int i = 0; i < 40; i++) {      /* waits for room as the server takes them */
+        ok += send_data(t, echo, MACH_MSG_TYPE_COPY_SEND, 1, NULL, 0, MACH_SEND_TIMEOUT,
+                        WAIT_MS, 0) == MACH_MSG_SUCCESS;
     }
-    for (int i = 0; i < 20; i++) {
-        ok += receive(t, p, m, 0, 0) == MACH_MSG_SUCCESS && m->h.msgh_id == ID_ECHO + 100;
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < 5; i++) {
+            mach_msg_header_t h = {
+                .msgh_bits = MACH_MSGH_BITS(MACH_MSG_TYPE_COPY_SEND, MACH_MSG_TYPE_MAKE_SEND),
+                .msgh_remote_port = echo, .msgh_local_port = p, .msgh_id = ID_ECHO,
+            };
+            ok += mach_msg_task(t, &h, MACH_SEND_MSG | MACH_SEND_TIMEOUT, sizeof(h), 0, 0,
+                                WAIT_MS, 0) == MACH_MSG_SUCCESS;
+        }
+        for (int i = 0; i < 5; i++) {
+            ok += receive(t, p, m, 0, 0) == MACH_MSG_SUCCESS && m->h.msgh_id == ID_ECHO + 100;
+        }
     }
-    cli_result("many_sends_through_the_window", ok == 40, "%d of 40 sends and replies", ok);
+    cli_result("many_sends_through_the_limit", ok == 80, "%d of 80 sends and replies", ok);
     stop_echo(t, echo, pid);
     free(m);
 }
@@ -150,6 +163,30 @@ int test_qlimit(int node)
 
 /* ---- MACH_SEND_NOTIFY ------------------------------------------------------------------ */
 
+/* the echo server's port while it pauses: full (on another node: this node's window),
+ * then forced; the notification comes once the server took the forced message */
+static void notify_through_server(task_t t, int node, mach_port_name_t n, msgbuf_t *m)
+{
+    pid_t pid;
+    mach_port_name_t echo = find_echo(t, node, &pid);
+    mach_msg_accepted_notification_t *not = (mach_msg_accepted_notification_t *)m;
+    mach_msg_return_t mr, mr2;
+    int filled = fill_paused_echo(t, echo, 1000);
+
+    mr = send_data(t, echo, MACH_MSG_TYPE_COPY_SEND, 2, NULL, 0, MACH_SEND_NOTIFY, 0, n);
+    mr2 = send_data(t, echo, MACH_MSG_TYPE_COPY_SEND, 2, NULL, 0, MACH_SEND_NOTIFY, 0, n);
+    cli_result("server_notify_when_full", filled > 0 && mr == MACH_SEND_WILL_NOTIFY &&
+               mr2 == MACH_SEND_NOTIFY_IN_PROGRESS, "%d sent, then %s, %s", filled, E(mr),
+               E(mr2));
+    mr = receive(t, n, m, MACH_RCV_TIMEOUT, 0);
+    cli_result("server_no_notification_while_paused", mr == MACH_RCV_TIMED_OUT, "%s", E(mr));
+    mr = receive(t, n, m, 0, 0);
+    cli_result("server_msg_accepted_notification", mr == MACH_MSG_SUCCESS &&
+               m->h.msgh_id == MACH_NOTIFY_MSG_ACCEPTED && not->not_port == echo,
+               "%s, id %d, port %#x (want %#x)", E(mr), m->h.msgh_id, not->not_port, echo);
+    stop_echo(t, echo, pid);
+}
+
 int test_notify(int node)
 {
     task_t t = mach_task_self();
@@ -158,7 +195,6 @@ int test_notify(int node)
     mach_msg_accepted_notification_t *not = (mach_msg_accepted_notification_t *)m;
     mach_msg_return_t mr;
 
-    (void)node;     /* the remote case rides on the transport's accepted messages */
     if (p == MACH_PORT_NULL) {
         cli_result("open", 0, "%s", MACH_DEVICE);
         return 1;
@@ -198,6 +234,7 @@ int test_notify(int node)
     mr = mr == MACH_SEND_WILL_NOTIFY ? receive(t, n, m, MACH_RCV_TIMEOUT, 0) : mr;
     cli_result("notification_when_destroyed", mr == MACH_MSG_SUCCESS &&
                m->h.msgh_id == MACH_NOTIFY_MSG_ACCEPTED, "%s", E(mr));
+    notify_through_server(t, node, n, m);
     free(m);
     return 0;
 }

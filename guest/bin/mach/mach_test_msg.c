@@ -32,6 +32,30 @@ static mach_msg_return_t round_trip(task_t t, mach_port_name_t echo, mach_port_n
     return mr ? mr : receive(t, p, r, 0, 0);
 }
 
+/* the node's breakdown stamps after a round trip: the last send is the echo's reply, the
+ * last receive this task's of it; in order, and the one carries the other's start */
+static void breakdown(task_t t, mach_port_name_t echo, mach_port_name_t p, msgbuf_t *m,
+                      msgbuf_t *r)
+{
+    struct mach_times a = { 0 };
+    mach_msg_return_t mr;
+
+    memset(m, 0, sizeof(*m));
+    mr = round_trip(t, echo, p, m, sizeof(m->h) + 4, r);
+    mach_msg_times(&a);
+    cli_result("breakdown_stamps_in_order", mr == MACH_MSG_SUCCESS && a.send_begin_ns &&
+               a.send_begin_ns <= a.send_copied_ns && a.send_copied_ns <= a.send_queued_ns &&
+               a.rcv_sent_ns == a.send_begin_ns && a.rcv_queued_ns <= a.rcv_taken_ns &&
+               a.rcv_taken_ns <= a.rcv_done_ns && a.send_begin_ns <= a.rcv_queued_ns &&
+               a.send_remote == a.rcv_remote && (!a.rcv_remote || a.rcv_arrived_ns),
+               "%s: send %llu %llu %llu (remote %u), receive %llu %llu %llu %llu %llu (remote %u)",
+               E(mr), (unsigned long long)a.send_begin_ns, (unsigned long long)a.send_copied_ns,
+               (unsigned long long)a.send_queued_ns, a.send_remote,
+               (unsigned long long)a.rcv_sent_ns, (unsigned long long)a.rcv_arrived_ns,
+               (unsigned long long)a.rcv_queued_ns, (unsigned long long)a.rcv_taken_ns,
+               (unsigned long long)a.rcv_done_ns, a.rcv_remote);
+}
+
 static void inline_sizes(task_t t, mach_port_name_t echo)
 {
     static const unsigned sizes[] = { 0, 4, 8, 64, 380, 384, 388, 1024, 2048, 4096,
@@ -59,6 +83,7 @@ static void inline_sizes(task_t t, mach_port_name_t echo)
     }
     cli_result("reply_send_once_used_up", status_of(t, p).sorights == 0, "%u left",
                status_of(t, p).sorights);
+    breakdown(t, echo, p, m, r);
     mach_port_mod_refs(t, p, MACH_PORT_RIGHT_RECEIVE, -1);
     mach_port_deallocate(t, p);
     free(m);

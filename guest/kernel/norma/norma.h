@@ -107,9 +107,11 @@ struct norma_tx {
 
 /*
  * A received message, from the transport to the IPC layer (norma_ipc_deliver). The
- * transport allocated its KMSG buffer (kmalloc) and its OOL pages (alloc_pages of
- * NORMA_PAGE_ORDER, one per OOL page, pinned until mapped or freed); the IPC layer
- * owns all of it from the call on and frees it with norma_rx_free().
+ * transport allocated it, its 'pages' array and its KMSG buffer (kmalloc) and its OOL
+ * pages (alloc_pages of NORMA_PAGE_ORDER without __GFP_COMP, one per OOL page, pinned
+ * until mapped or freed); the IPC layer owns all of it from the call on. norma_rx_free()
+ * (defined by the IPC layer, ipc_kmsg.c) frees what is left of one; the transport may
+ * call it too, for a message it gives up before delivering.
  */
 struct norma_rx {
 	struct norma_kmsg *kmsg;
