@@ -74,8 +74,14 @@ def transfers(out) -> dict:
     return t
 
 
+# mach_test's breakdown case reads this node's stamps of the echo server's send, which
+# holds when the server is on this node (test_mach_loopback.py), not across two nodes
+NOT_ACROSS_NODES = ("breakdown_stamps_in_order",)
+
+
 def assert_ipc_tests_pass(r, out):
-    assert not out[0]["failed"], out[0]["failed"]
+    failed = [l for l in out[0]["failed"] if l.split()[1].rstrip(":") not in NOT_ACROSS_NODES]
+    assert not failed, failed
     for name in ("inline_4_bytes", "ool_409600_bytes", "ool_two_regions_a_right_and_inline",
                  "msg_accepted_notification"):
         assert name in out[0]["passed"], (name, r.stdout[-3000:] + r.stderr[-2000:])
