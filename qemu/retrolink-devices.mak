@@ -4,6 +4,7 @@ CONFIG_Q35=y
 CONFIG_SERIAL_ISA=y
 CONFIG_RETROLINK_SX=y
 CONFIG_RETROLINK_FC=y
+CONFIG_RETROLINK_CENJU3=y
 CONFIG_ISA_DEBUG=y
 # the boot barrier's port, where clusters are snapshotted (docs/snapshots.md)
 CONFIG_RETROLINK_BARRIER=y

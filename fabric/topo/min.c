@@ -21,6 +21,8 @@
 #include <stdlib.h>
 
 #include "link_stats.h"
+#include "retrolink/proto/cenju3.h"
+#include "retrolink/regs/cenju3-regs.h"
 
 enum { MIN_HEAD };            /* a packet's head reaches a switch's input */
 
@@ -37,7 +39,9 @@ static int min_configure(struct network *net, char **keys, char **vals, int n, c
     struct min *m = xcalloc(1, sizeof(*m));
     bool used[64] = { false };
 
-    m->mtu = 508;             /* Cenju-3's largest packet */
+    /* Cenju-3's largest packet: the interface's header and 508 bytes of data (the
+     * frame the fabric sees includes the header; overhead_bytes is counted apart) */
+    m->mtu = C3_WIRE_HDR_SIZE + C3_PACKET_MAX;
     m->k = 4;
     m->stages = 4;
     if (topo_param(keys, vals, n, used, "rate", true, &m->rate, err, errlen) ||

@@ -48,8 +48,13 @@ void rl_bus_destroy(RlBus *b)
 
 uint64_t rl_bus_pio(RlBus *b, unsigned bytes)
 {
+    return rl_bus_hold(b, rl_bytes_ns(bytes, b->pio_rate));
+}
+
+uint64_t rl_bus_hold(RlBus *b, uint64_t ns)
+{
     uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    uint64_t end = MAX(now, b->free_at) + rl_bytes_ns(bytes, b->pio_rate);
+    uint64_t end = MAX(now, b->free_at) + ns;
 
     b->free_at = end;
     /*

@@ -37,6 +37,12 @@ void rl_bus_destroy(RlBus *b);
  */
 uint64_t rl_bus_pio(RlBus *b, unsigned bytes);
 
+/*
+ * The same for an access (or an operation it starts) that costs a fixed 'ns' rather
+ * than bytes at a rate: book ns on the bus and hold the current vCPU until it ends.
+ */
+uint64_t rl_bus_hold(RlBus *b, uint64_t ns);
+
 /* A vCPU is held now (a board refuses to be saved then). */
 bool rl_bus_stalling(const RlBus *b);
 

@@ -34,6 +34,12 @@ def save(q, path: Path, timeout: float = 60) -> dict:
     return status
 
 
+def save_completed(q, path: Path, log: Path) -> None:
+    """save(), which must complete (else the QEMU log's end says why)."""
+    status = save(q, path)
+    assert status["status"] == "completed", (status, log.read_text()[-2000:])
+
+
 def wait_loaded(q, timeout: float = 60) -> str:
     """The run state of a QEMU started with -incoming once it has loaded its state."""
     deadline = time.monotonic() + timeout
@@ -51,6 +57,23 @@ def load_refused(q, log: Path, timeout: float = 60) -> str:
     assert status == 1, (status, text[-3000:])
     assert "load of migration failed" in text, text[-3000:]
     return text
+
+
+def load_patched(make_rig, state: Path, out: Path, section: str, path: tuple, bad: int,
+                 was: int | None = None) -> str:
+    """Patch one field of a saved state (checking first that it was `was`), start a rig on
+    it (make_rig(state file): a board's test rig on a fake fabric) and return the log of
+    the refused load."""
+    stream = Stream(state)
+    if was is not None:
+        assert stream.read(section, *path) == was
+    stream.patch(section, *path, value=bad)
+    rig = make_rig(stream.write(out))
+    try:
+        return load_refused(rig.q, rig.log)
+    finally:
+        rig.q.close()
+        rig.fabric.stop()
 
 
 class Stream:

@@ -2,9 +2,9 @@
 (schema.param); the docs tables come from those declarations, and the defaults QEMU's
 device and netdev use must be the declared ones."""
 import re
-import subprocess
 
 import pytest
+from helpers import device_defaults
 
 from retrolink import paths
 from retrolink.boards import BOARDS
@@ -20,18 +20,6 @@ def test_the_docs_tables_are_the_declared_ones():
 def test_every_parameter_has_a_unit_and_a_source(title, cls):
     for p in params(cls):
         assert p.unit and p.source, f"{title}: {p.name} declares no unit or no source"
-
-
-def device_defaults(qemu, device: str) -> dict[str, str]:
-    """The properties `-device X,help` lists, with their defaults (None: no default)."""
-    out = subprocess.run([str(qemu), "-device", f"{device},help"], capture_output=True,
-                         text=True, timeout=60).stdout
-    props = {}
-    for line in out.splitlines():
-        m = re.match(r"\s+([\w-]+)=<\w+>.*?(?:\(default: (.*)\))?$", line)
-        if m:
-            props[m.group(1)] = m.group(2)
-    return props
 
 
 def test_the_sx_device_defaults_are_the_declared_ones(artifacts):

@@ -37,6 +37,14 @@ class BoardBase(Strict):
         return {p.qemu: repr(float(v)) if isinstance(v := value(self, p.name), float) else str(v)
                 for p in params(type(self)) if p.qemu}
 
+    def device_args(self, device: str, station: int, fabric_socket: Path, network_index: int,
+                    **extra) -> list[str]:
+        """-device for a board that is itself a fabric port: its node, network and socket,
+        extra properties, then its declared ones."""
+        props = {"node": station, "network": network_index, "fabric": str(fabric_socket),
+                 **extra, **self.qemu_props()}
+        return ["-device", f"{device}," + ",".join(f"{k}={v}" for k, v in props.items())]
+
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
         """The QEMU arguments that add this board to a node, as station `station` of the

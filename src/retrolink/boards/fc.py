@@ -57,6 +57,5 @@ class FcBoard(BoardBase):
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
-        props = {"node": station, "network": network_index, "fabric": str(fabric_socket),
-                 "mac": mac_address(network_index, station), **self.qemu_props()}
-        return ["-device", "retrolink-fc," + ",".join(f"{k}={v}" for k, v in props.items())]
+        return self.device_args("retrolink-fc", station, fabric_socket, network_index,
+                                mac=mac_address(network_index, station))

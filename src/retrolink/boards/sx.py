@@ -53,6 +53,4 @@ class SxBoard(BoardBase):
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
-        props = {"node": station, "network": network_index, "fabric": str(fabric_socket),
-                 **self.qemu_props()}
-        return ["-device", "retrolink-sx," + ",".join(f"{k}={v}" for k, v in props.items())]
+        return self.device_args("retrolink-sx", station, fabric_socket, network_index)

@@ -170,3 +170,18 @@ class FakeFabric(threading.Thread):
         while len(self.of_type(msg_type)) < count and time.monotonic() < deadline:
             time.sleep(0.01)
         return self.of_type(msg_type)
+
+
+def deliver_on_first_sync(frames, src: int = 1):
+    """A fake fabric's on_sync: the given deliveries at the node's first sync, then a grant
+    to run free. Each is (arrival, frame) from node src, or (arrival, sender, frame)."""
+    state = {"done": False}
+
+    def on_sync(m):
+        if state["done"]:
+            return [wire.grant(0, wire.NEVER)]
+        state["done"] = True
+        full = [f if len(f) == 3 else (f[0], src, f[1]) for f in frames]
+        return [*(wire.deliver(0, at, sender, data, seq=i)
+                  for i, (at, sender, data) in enumerate(full)), wire.grant(0, wire.NEVER)]
+    return on_sync

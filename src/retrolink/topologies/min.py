@@ -8,7 +8,10 @@ from retrolink.topologies.base import OverheadNetwork
 class MinNetwork(OverheadNetwork):
     topology: Literal["min"]
     BROADCAST: ClassVar[bool] = False      # the fabric drops broadcasts here
-    mtu: int = param(508, ge=1, le=65536, unit="bytes", source="cenju-3.md: largest packet")
+    # the frame the fabric sees is the interface's 24-byte header and the packet's data
+    mtu: int = param(532, ge=1, le=65536, unit="bytes",
+                     source="cenju-3.md: largest packet, 508 bytes of data, behind the "
+                            "24-byte header of proto/cenju3.h")
     k: int = param(4, ge=2, le=16, unit="ports", source="cenju-3.md: 4x4 crossbar switches")
     stages: int = param(4, ge=1, le=8, unit="stages", source="cenju-3.md: 4 stages, 4^4 = 256 ports")
     stage_delay_ns: Ns = param(unit="ns", source="the machine file (cenju-3.md: 250 ns)")

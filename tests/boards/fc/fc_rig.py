@@ -3,9 +3,9 @@ guest RAM, a receive ring; optionally on a 2-node fake fabric (node 0, peer 1)."
 import struct
 
 from retrolink import wire
-from retrolink.qtest.client import Qtest
-from retrolink.qtest.fake_fabric import FakeFabric
+from retrolink.qtest.fake_fabric import deliver_on_first_sync  # noqa: F401
 from retrolink.qtest.fc_regs import R, ch_reg
+from retrolink.qtest.rig import FIRST_GRANT, DeviceRig  # noqa: F401
 
 CTRL, CHAN = 0xC0000000, 0xC1000000      # BAR0, BAR2
 TABLE = 0x00100000                       # the DVMA table (guest RAM)
@@ -16,7 +16,6 @@ RING = 0x00400000
 RING_SLOTS = 4
 RO_PAGE = 80                             # a valid page without FC_DVMA_WRITE
 TABLE_PAGES = 96                         # entries; 81..95 invalid
-FIRST_GRANT = 1_000_000
 NEVER = wire.NEVER
 
 
@@ -44,35 +43,13 @@ def dma_send_model(p, go_end: int, length: int) -> list[tuple[int, int, int, int
     return frames
 
 
-class Rig:
-    def __init__(self, artifacts, tmp_path, props: str = "", fabric: bool = True,
-                 on_sync=None, extra=(), qemu=None, env=None, name="qemu", qmp=False,
-                 incoming=None):
-        """incoming: load that state file (QEMU waits paused; BARs come with it)."""
-        self.fabric = None
-        props = ",".join(x for x in ("start-us=0", props) if x)
-        if fabric:
-            sock = tmp_path / f"{name}.sock"
-            self.fabric = FakeFabric(sock, 2, FIRST_GRANT,
-                                     on_sync or (lambda m: [wire.grant(0, NEVER)]))
-            args = ["-device", f"retrolink-fc,node=0,fabric={sock},mac=52:54:00:12:34:56"
-                               + (f",{props}" if props else "")]
-        else:
-            args = ["-device", "retrolink-fc" + (f",{props}" if props else "")]
-        if incoming:
-            extra = [*extra, "-incoming", f"file:{incoming}"]
-        self.log = tmp_path / f"{name}.log"
-        self.q = Qtest(qemu or artifacts.qemu, [*args, *extra], self.log, env=env, qmp=qmp)
-        if not incoming:
-            dev = self.q.find_pci(R.FC_PCI_VENDOR_ID, R.FC_PCI_DEVICE_ID)
-            self.q.map_bars(dev, {0: CTRL, 2: CHAN})
-
-    def close(self):
-        status = self.q.close()
-        if self.fabric:
-            self.fabric.stop()
-            assert not self.fabric.violations, self.fabric.violations
-        return status
+class Rig(DeviceRig):
+    def __init__(self, artifacts, tmp_path, props: str = "", qemu=None, **kw):
+        """kw: DeviceRig's (fabric, on_sync, extra, env, name, qmp, incoming)."""
+        super().__init__(qemu or artifacts.qemu, tmp_path, "retrolink-fc",
+                         (R.FC_PCI_VENDOR_ID, R.FC_PCI_DEVICE_ID), {0: CTRL, 2: CHAN},
+                         props=",".join(x for x in ("start-us=0", props) if x),
+                         fabric_props="mac=52:54:00:12:34:56", **kw)
 
     # registers
     def reg(self, off: int) -> int:
@@ -134,17 +111,3 @@ class Rig:
 
     def slot(self, j: int) -> bytes:
         return self.q.memread(RING + j * R.FC_RX_SLOT_SIZE, R.FC_RX_SLOT_SIZE)
-
-
-def deliver_on_first_sync(frames):
-    """A fake fabric's on_sync: the given (arrival, frame) deliveries from node 1 at the
-    node's first sync, then a grant to run free."""
-    state = {"done": False}
-
-    def on_sync(m):
-        if state["done"]:
-            return [wire.grant(0, NEVER)]
-        state["done"] = True
-        return [*(wire.deliver(0, at, 1, data, seq=i) for i, (at, data) in enumerate(frames)),
-                wire.grant(0, NEVER)]
-    return on_sync

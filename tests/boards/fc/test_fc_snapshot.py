@@ -4,7 +4,7 @@ back; a stream with a bad index or length is refused by name; an adapter with a 
 flight refuses to be saved, naming it, and goes on. docs/boards/fc.md, "Snapshots"."""
 import pytest
 from fc_rig import CHAN, Rig, deliver_on_first_sync
-from snapshots import Stream, load_refused, save, wait_loaded
+from snapshots import load_patched, save, save_completed, wait_loaded
 
 from retrolink import wire
 from retrolink.qtest.fc_regs import R, parse_wire, pio_send, wire_frame
@@ -43,8 +43,7 @@ def snapshot(artifacts, tmp_path_factory):
         rig.q.clock_set(T)
         assert rig.ch(1, R.FC_CH_RX_FRAMES) == 2 and rig.u(1, R.FC_U_TX_DONE) == 1
         regs = registers(rig)
-        status = save(rig.q, tmp / "fc.state")
-        assert status["status"] == "completed", (status, rig.log.read_text()[-2000:])
+        save_completed(rig.q, tmp / "fc.state", rig.log)
     finally:
         rig.close()
     return tmp / "fc.state", regs
@@ -91,16 +90,8 @@ CORRUPTIONS = {
 @pytest.mark.parametrize("case", CORRUPTIONS)
 def test_a_stream_with_a_bad_index_or_length_is_refused(artifacts, tmp_path, snapshot, case):
     path, was, bad, said = CORRUPTIONS[case]
-    stream = Stream(snapshot[0])
-    assert stream.read(SECTION, *path) == was
-    stream.patch(SECTION, *path, value=bad)
-    state = stream.write(tmp_path / "bad.state")
-    rig = Rig(artifacts, tmp_path, name="dst", incoming=state)
-    try:
-        log = load_refused(rig.q, rig.log)
-    finally:
-        rig.q.close()
-        rig.fabric.stop()
+    log = load_patched(lambda state: Rig(artifacts, tmp_path, name="dst", incoming=state),
+                       snapshot[0], tmp_path / "bad.state", SECTION, path, bad, was)
     assert "retrolink-fc node 0: " + said in log, log[-3000:]
 
 

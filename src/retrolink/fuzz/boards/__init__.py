@@ -5,6 +5,7 @@ import importlib
 BOARDS = {
     "sx": "retrolink.fuzz.boards.sx",
     "fc": "retrolink.fuzz.boards.fc",
+    "cenju3": "retrolink.fuzz.boards.cenju3",
     "e1000": "retrolink.fuzz.boards.e1000",
 }
 

@@ -1,0 +1,228 @@
+/* mach_test death, killed: tasks that die, and processes killed inside mach_msg. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mach_test.h"
+
+#define BIG_OOL (4u << 20)
+
+/* a message to dest carrying a send right made from 'right' and 'pages' OOL pages */
+static mach_msg_return_t send_loaded(task_t t, mach_port_name_t dest, mach_port_name_t right,
+                                     const void *data, size_t size, mach_msg_option_t option)
+{
+    struct {
+        mach_msg_header_t h;
+        mach_msg_body_t body;
+        mach_msg_descriptor_t d[2];
+    } m = {
+        .h = { .msgh_bits = MACH_MSGH_BITS(MACH_MSG_TYPE_COPY_SEND, 0) | MACH_MSGH_BITS_COMPLEX,
+               .msgh_remote_port = dest, .msgh_id = 77 },
+        .body = { 2 },
+    };
+    m.d[0].port = (mach_msg_port_descriptor_t){ .name = right,
+        .disposition = MACH_MSG_TYPE_MAKE_SEND, .type = MACH_MSG_PORT_DESCRIPTOR };
+    m.d[1].out_of_line = (mach_msg_ool_descriptor_t){ .address = (uintptr_t)data,
+        .size = (uint32_t)size, .type = MACH_MSG_OOL_DESCRIPTOR };
+    return mach_msg_task(t, &m.h, MACH_SEND_MSG | option, sizeof(m), 0, MACH_PORT_NULL,
+                         WAIT_MS, MACH_PORT_NULL);
+}
+
+/* a child of this process that runs fn and exits with its result; close_fd: a task of
+ * the parent the child must not keep alive */
+static pid_t child(int (*fn)(void *), void *arg, int close_fd)
+{
+    pid_t pid;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        if (close_fd >= 0) {
+            close(close_fd);
+        }
+        _exit(fn(arg));
+    }
+    return pid;
+}
+
+struct target { task_t task; mach_port_name_t port; };
+
+static int send_blocking(void *arg)
+{
+    struct target *to = arg;
+    mach_msg_return_t mr = send_data(to->task, to->port, MACH_MSG_TYPE_COPY_SEND, 9, NULL, 0,
+                                     0, 0, 0);
+    return mr == MACH_SEND_INVALID_DEST ? 3 : mr == MACH_MSG_SUCCESS ? 0 : 2;
+}
+
+static int receive_blocking(void *arg)
+{
+    struct target *on = arg;
+    static msgbuf_t m;
+    mach_msg_return_t mr = mach_msg_task(on->task, &m.h, MACH_RCV_MSG, 0, sizeof(m), on->port,
+                                         0, MACH_PORT_NULL);
+    return mr == MACH_RCV_PORT_DIED ? 4 : 2;
+}
+
+int test_death(void)
+{
+    task_t m = mach_task_self(), a = mach_task_create();
+    mach_port_name_t pa = new_port(a), pm = new_port(m), px = new_port(m), sa = 0;
+    unsigned char *data = malloc(3 * MACH_MSG_OOL_PAGE);
+    struct target to_a, on_x;
+    pid_t sender, receiver;
+    int rc_s, rc_r, queued = 0, blocked;
+    kern_return_t kr;
+
+    netname_check_in(a, "death_a", pa);
+    kr = netname_look_up(m, 0, "death_a", &sa);
+    cli_result("look_up_here", kr == NETNAME_SUCCESS && type_of(m, sa) == MACH_PORT_TYPE_SEND,
+               "%s", E(kr));
+    fill_pattern(data, 3 * MACH_MSG_OOL_PAGE, 3);
+    queued += send_loaded(m, sa, pm, data, 3 * MACH_MSG_OOL_PAGE, 0) == MACH_MSG_SUCCESS;
+    while (queued < 5 && send_data(m, sa, MACH_MSG_TYPE_COPY_SEND, 1, NULL, 0, 0, 0, 0) ==
+           MACH_MSG_SUCCESS) {
+        queued++;
+    }
+    cli_result("right_in_queued_message_counted", queued == 5 && status_of(m, pm).srights == 2,
+               "%d queued, %u send rights", queued, status_of(m, pm).srights);
+
+    to_a = (struct target){ m, sa };
+    on_x = (struct target){ m, px };
+    sender = child(send_blocking, &to_a, (int)a);
+    receiver = child(receive_blocking, &on_x, (int)a);
+    usleep(300000);
+    blocked = wait_child(sender, 0) < 0 && wait_child(receiver, 0) < 0;
+    mach_task_terminate(a);
+    rc_s = wait_child(sender, WAIT_MS);
+    cli_result("blocked_sender_wakes_invalid_dest", blocked && rc_s == 3, "blocked %d, child %d",
+               blocked, rc_s);
+    cli_result("dead_name_after_task_death", type_of(m, sa) == MACH_PORT_TYPE_DEAD_NAME &&
+               send_data(m, sa, MACH_MSG_TYPE_COPY_SEND, 1, NULL, 0, 0, 0, 0) ==
+               MACH_SEND_INVALID_DEST, "type %#x", type_of(m, sa));
+    cli_result("queued_rights_released", status_of(m, pm).srights == 1, "%u send rights",
+               status_of(m, pm).srights);
+    kr = netname_look_up(m, 0, "death_a", &sa);
+    cli_result("dead_port_leaves_name_service", kr == NETNAME_NOT_CHECKED_IN, "%s", E(kr));
+    mach_port_mod_refs(m, px, MACH_PORT_RIGHT_RECEIVE, -1);
+    rc_r = wait_child(receiver, WAIT_MS);
+    cli_result("blocked_receiver_wakes_port_died", rc_r == 4, "child %d", rc_r);
+    for (pid_t *p = (pid_t[]){ sender, receiver, 0 }; *p; p++) {
+        if (wait_child(*p, 0) < 0) {
+            kill(*p, SIGKILL);
+        }
+    }
+    free(data);
+    return 0;
+}
+
+/* ---- processes killed in mach_msg ---------------------------------------------------- */
+
+static int own_task_sends(void *arg)
+{
+    const char *name = arg;
+    task_t t = mach_task_create();
+    mach_port_name_t s = 0;
+
+    if (netname_look_up(t, 0, name, &s) != NETNAME_SUCCESS) {
+        return 2;
+    }
+    send_data(t, s, MACH_MSG_TYPE_COPY_SEND, 1, NULL, 0, 0, 0, 0);
+    return 0;
+}
+
+static int own_task_receives(void *arg)
+{
+    static msgbuf_t m;
+    task_t t = mach_task_create();
+    mach_port_name_t p = new_port(t);
+
+    netname_check_in(t, arg, p);
+    mach_msg_task(t, &m.h, MACH_RCV_MSG, 0, sizeof(m), new_port(t), 0, MACH_PORT_NULL);
+    return 0;
+}
+
+static int own_task_streams(void *arg)
+{
+    const char *name = arg;
+    task_t t = mach_task_create();
+    mach_port_name_t s = 0;
+    unsigned char *data = malloc(BIG_OOL);
+
+    if (netname_look_up(t, 0, name, &s) != NETNAME_SUCCESS) {
+        return 2;
+    }
+    fill_pattern(data, BIG_OOL, 9);
+    for (;;) {
+        send_loaded(t, s, new_port(t), data, BIG_OOL, 0);
+    }
+}
+
+static int kill_after(pid_t pid, int ms)
+{
+    usleep(ms * 1000);
+    kill(pid, SIGKILL);
+    return wait_child(pid, WAIT_MS);
+}
+
+int test_killed(void)
+{
+    task_t m = mach_task_self();
+    mach_port_name_t p = new_port(m), pm = new_port(m), s3 = 0, q = new_port(m);
+    unsigned char *data = malloc(MACH_MSG_OOL_PAGE);
+    msgbuf_t *buf = calloc(1, sizeof(*buf));
+    int rc, got = 0, good = 0;
+    mach_msg_return_t mr;
+
+    /* blocked in send on a full queue (send rights: the name's, the queued message's,
+     * the name service's, and the child's while it lives) */
+    mach_port_set_qlimit(m, p, 1);
+    send_data(m, p, MACH_MSG_TYPE_COPY_SEND, 1, NULL, 0, 0, 0, 0);
+    netname_check_in(m, "killed_p", p);
+    rc = kill_after(child(own_task_sends, "killed_p", -1), 300);
+    cli_result("killed_blocked_sender", rc == 128 + SIGKILL && status_of(m, p).msgcount == 1 &&
+               status_of(m, p).srights == 3, "child %d, %u queued, %u send rights", rc,
+               status_of(m, p).msgcount, status_of(m, p).srights);
+
+    /* blocked in receive, holding a port with a message carrying a right and OOL data */
+    pid_t r = child(own_task_receives, "killed_r", -1);
+    for (int i = 0; i < 500 && netname_look_up(m, 0, "killed_r", &s3) != NETNAME_SUCCESS; i++) {
+        usleep(10000);
+    }
+    mr = send_loaded(m, s3, pm, data, MACH_MSG_OOL_PAGE, MACH_SEND_TIMEOUT);
+    rc = kill_after(r, 100);
+    cli_result("killed_blocked_receiver", mr == MACH_MSG_SUCCESS && rc == 128 + SIGKILL &&
+               type_of(m, s3) == MACH_PORT_TYPE_DEAD_NAME && status_of(m, pm).srights == 1,
+               "%s, child %d, type %#x, %u send rights", E(mr), rc, type_of(m, s3),
+               status_of(m, pm).srights);
+
+    /* killed while streaming 4 MiB messages: every message that arrived is whole */
+    mach_port_set_qlimit(m, q, MACH_PORT_QLIMIT_MAX);
+    netname_check_in(m, "killed_q", q);
+    pid_t st = child(own_task_streams, "killed_q", -1);
+    for (int i = 0; i < 3 && receive(m, q, buf, 0, 0) == MACH_MSG_SUCCESS; i++) {
+        mach_msg_descriptor_t *d = mach_msg_descriptors(&buf->h);
+        unsigned char *o = (unsigned char *)(uintptr_t)d[1].out_of_line.address;
+        got++;
+        good += d[1].out_of_line.size == BIG_OOL && check_pattern(o, BIG_OOL, 9) < 0;
+        munmap(o, BIG_OOL);
+    }
+    rc = kill_after(st, 50);
+    while (receive(m, q, buf, MACH_RCV_TIMEOUT, 0) == MACH_MSG_SUCCESS) {
+        mach_msg_descriptor_t *d = mach_msg_descriptors(&buf->h);
+        unsigned char *o = (unsigned char *)(uintptr_t)d[1].out_of_line.address;
+        got++;
+        /* the right it carried is to a port of the dead task */
+        good += d[1].out_of_line.size == BIG_OOL && check_pattern(o, BIG_OOL, 9) < 0 &&
+                d[0].port.name == MACH_PORT_DEAD;
+        munmap(o, BIG_OOL);
+    }
+    cli_result("killed_while_streaming_ool", rc == 128 + SIGKILL && got >= 3 && good == got,
+               "child %d, %d messages, %d whole", rc, got, good);
+    free(data);
+    free(buf);
+    return 0;
+}
