@@ -23,7 +23,8 @@
  *           RESULT many_to_one senders=N messages=N*M delivered=D
  *   mach_bench source --server-node N --messages M --size S
  *       Sends M messages of S inline bytes to N's "sink" (blocking while its queue is full).
- * Failures print "ERROR ..." and exit 1.
+ * With --trace the transport's own steps of that message are printed too (its trace,
+ * docs/boards/norma.md), side=send or side=recv. Failures print "ERROR ..." and exit 1.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -47,6 +48,9 @@
 #define ID_TRACE        1001
 #define ID_QUIT         1002
 #define ID_SINK         1003
+#define ID_TRACE_ON     1004        /* the server starts the transport's trace */
+#define TRACE_PARAM     "/sys/module/norma/parameters/trace"
+#define TRACE_FILE      "/sys/kernel/debug/norma_trace"
 #define LOOKUP_TRIES    600         /* 10 ms apart: the server may not be up yet */
 #define MAX_SENDERS     255
 
@@ -179,6 +183,56 @@ static void print_rcv_steps(void)
                                              t.rcv_taken_ns, t.rcv_done_ns }, 4);
 }
 
+/* The transport's breakdown trace (docs/boards/norma.md): on, and emptied. */
+static void transport_trace_on(void)
+{
+    FILE *f = fopen(TRACE_PARAM, "w");
+
+    if (!f || fputs("1\n", f) < 0 || fclose(f))
+        die("%s: %s", TRACE_PARAM, strerror(errno));
+    f = fopen(TRACE_FILE, "r");            /* opening it takes the entries out */
+    if (!f)
+        die("%s: %s", TRACE_FILE, strerror(errno));
+    fclose(f);
+}
+
+/* Print the transport's steps of the last transfer that node 'src' began (or, src < 0,
+ * that another node than this one began), and turn the trace off. Both nodes name a
+ * transfer by (src, xid), so their lines join up. */
+static void print_transport_steps(const char *side, int src)
+{
+    unsigned self, nodes;
+    static const char *const names[] = { NULL, "de_send", "de_request_rx", "de_permit_tx",
+        "de_permit_rx", "de_kmsg_tx", "de_pages_tx", "de_pages_rx", "de_deliver",
+        "de_done_rx", "de_done", "de_accept_tx", "de_accept_rx" };
+    static struct { unsigned long long t; unsigned src, xid, step; } e[4096];
+    int n = 0, last = -1;
+    FILE *f = fopen(TRACE_FILE, "r");
+
+    if (!f)
+        die("%s: %s", TRACE_FILE, strerror(errno));
+    while (n < 4096 && fscanf(f, "%llu %u %u %u", &e[n].t, &e[n].src, &e[n].xid,
+                              &e[n].step) == 4)
+        n++;
+    fclose(f);
+    check(mach_host_node(&self, &nodes), "mach_host_node");
+    for (int i = 0; src < 0 && i < n; i++)
+        if (e[i].src != self)
+            src = (int)e[i].src;        /* entries are oldest first: the latest wins */
+    for (int i = 0; i < n; i++)
+        if ((int)e[i].src == src && (last < 0 || e[i].xid >= e[last].xid))
+            last = i;
+    for (int i = 0; last >= 0 && i < n; i++)
+        if ((int)e[i].src == src && e[i].xid == e[last].xid && e[i].step &&
+            e[i].step < sizeof(names) / sizeof(names[0]))
+            printf("RESULT step side=%s name=%s t_ns=%llu\n", side, names[e[i].step], e[i].t);
+    f = fopen(TRACE_PARAM, "w");
+    if (f) {
+        fputs("0\n", f);
+        fclose(f);
+    }
+}
+
 /* ---- serve ------------------------------------------------------------------- */
 static void serve_port(task_t task, mach_port_name_t port, int trace)
 {
@@ -192,8 +246,12 @@ static void serve_port(task_t task, mach_port_name_t port, int trace)
             die("serve: receive: %s", mach_error_string(mr));
         if (in.m.h.msgh_id == ID_QUIT)
             return;
-        if (trace && in.m.h.msgh_id == ID_TRACE)
+        if (trace && in.m.h.msgh_id == ID_TRACE_ON)
+            transport_trace_on();
+        if (trace && in.m.h.msgh_id == ID_TRACE) {
             print_rcv_steps();
+            print_transport_steps("recv", -1);
+        }
         /* answer with the same shape: inline bytes back, OOL data back (unmapped here) */
         void *ool = NULL;
         size_t ool_len = 0, len;
@@ -399,10 +457,17 @@ static int cmd_client(int argc, char **argv)
 
     latency("remote", remote, reply, sizes, nsizes, reps, warmup);
     if (trace) {
+        unsigned self, nodes;
+
+        check(mach_host_node(&self, &nodes), "mach_host_node");
+        round_trip(ping(remote, reply, ID_TRACE_ON, 4, NULL, 0), reply);
+        check_answer(ID_TRACE_ON, 4, NULL, 0);
+        transport_trace_on();
         round_trip(ping(remote, reply, ID_TRACE, 4, NULL, 0), reply);
         check_answer(ID_TRACE, 4, NULL, 0);
         /* the stamps of the request; the answer's come after them */
         print_send_steps();
+        print_transport_steps("send", (int)self);
     }
     ool_throughput(remote, reply, pages, npages, runs, ool_warmup);
     quit(remote);

@@ -23,6 +23,7 @@ from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "cenju3.toml"
+ONE_WAY_END = "rcv_done"
 
 
 def load_definition(quick: bool) -> dict:
@@ -69,8 +70,13 @@ def one(res, name: str, **match):
 
 def breakdown(res) -> dict[str, float]:
     """step -> us: the time from each traced step of the 4-byte message to the next, in
-    the order of their virtual times (both PEs' clocks are the one virtual clock)."""
+    the order of their virtual times (both PEs' clocks are the one virtual clock), up to
+    the receiver's mach_msg returning (ONE_WAY_END): what comes after it (receive
+    complete going back to the sender) is not part of the one-way time."""
     steps = sorted(((int(r.fields["t_ns"]), r.fields["name"]) for r in find(res, "step")))
+    ends = [i for i, (_, name) in enumerate(steps) if name == ONE_WAY_END]
+    if ends:
+        steps = steps[:ends[0] + 1]
     if len(steps) < 2:
         raise StepFailed("mach_bench traced fewer than 2 steps of the 4-byte message")
     return {f"{a}->{b}": round((tb - ta) / 1000, 3)
