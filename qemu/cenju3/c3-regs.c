@@ -153,7 +153,7 @@ static void c3_cache_op(C3State *s, uint32_t op)
         c3_ctrl_error(s, C3_ERR_LENGTH, "CACHE_OP with CACHE_LEN 0 or above 16 MiB");
         return;
     }
-    if (!c3_ram_ok(s, addr, len, false)) {
+    if (!c3_cpu_ram_ok(addr, len)) {
         c3_ctrl_error(s, C3_ERR_ADDR, "CACHE_OP on a range outside memory");
         return;
     }

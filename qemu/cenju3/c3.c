@@ -22,6 +22,7 @@
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "exec/address-spaces.h"
 #include "system/dma.h"
 
 #include "c3.h"
@@ -74,10 +75,8 @@ void c3_guest_error(C3State *s, const char *fmt, ...)
     qemu_log_mask(LOG_GUEST_ERROR, "retrolink-cenju3 node %u: %s\n", s->node, what);
 }
 
-bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
+static bool c3_as_ram_ok(AddressSpace *as, uint64_t addr, uint64_t len, bool write)
 {
-    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
-
     if (len == 0 || addr > UINT64_MAX - (len - 1)) {
         return false;
     }
@@ -95,6 +94,18 @@ bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
         len -= plen;
     }
     return true;
+}
+
+/* As the interface reaches memory: through its PCI bus master (off: nothing is RAM). */
+bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
+{
+    return c3_as_ram_ok(pci_get_address_space(PCI_DEVICE(s)), addr, len, write);
+}
+
+/* As the CPU sees memory: a cache operation is the CPU's, whatever the interface's DMA. */
+bool c3_cpu_ram_ok(uint64_t addr, uint64_t len)
+{
+    return c3_as_ram_ok(&address_space_memory, addr, len, false);
 }
 
 /* ---- events ----------------------------------------------------------------------- */
