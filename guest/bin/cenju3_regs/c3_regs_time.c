@@ -41,6 +41,23 @@ static uint64_t now(void)
     return (uint64_t)rd(C3_REG_NOW_HI) << 32 | lo;
 }
 
+/* A PCI function's sysfs attribute as a hex number (0 if unreadable). */
+static unsigned sysfs_hex(const char *dev, const char *attr)
+{
+    char path[512];
+    unsigned val = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", dev, attr);
+    if ((f = fopen(path, "r"))) {
+        if (fscanf(f, "%x", &val) != 1) {
+            val = 0;
+        }
+        fclose(f);
+    }
+    return val;
+}
+
 /* The interface's BAR0, mapped: the PCI function with its vendor and device ids. */
 static volatile uint32_t *map_bar0(void)
 {
@@ -53,26 +70,8 @@ static volatile uint32_t *map_bar0(void)
         exit(1);
     }
     while ((e = readdir(d))) {
-        unsigned vendor = 0, device = 0;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
-        if (!(f = fopen(path, "r"))) {
-            continue;
-        }
-        if (fscanf(f, "%x", &vendor) != 1) {
-            vendor = 0;
-        }
-        fclose(f);
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
-        if (!(f = fopen(path, "r"))) {
-            continue;
-        }
-        if (fscanf(f, "%x", &device) != 1) {
-            device = 0;
-        }
-        fclose(f);
-        if (vendor != C3_PCI_VENDOR_ID || device != C3_PCI_DEVICE_ID) {
+        if (sysfs_hex(e->d_name, "vendor") != C3_PCI_VENDOR_ID ||
+            sysfs_hex(e->d_name, "device") != C3_PCI_DEVICE_ID) {
             continue;
         }
         snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/enable", e->d_name);
