@@ -119,7 +119,6 @@ static void c3_req_tail_write(C3State *s, uint32_t val, uint64_t bus_end)
         return;
     }
     s->req_tail = val;
-    s->doorbell_at = bus_end;
     c3_tx_kick(s, bus_end);
 }
 

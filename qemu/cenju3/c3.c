@@ -282,7 +282,7 @@ void c3_board_reset(C3State *s)
     s->cache_addr_lo = s->cache_addr_hi = s->cache_len = s->now_hi = 0;
     s->tx_packets = s->rx_packets = s->req_errors = s->stalls = 0;
     s->cache_misses = s->rdma_errors = s->cache_ops = 0;
-    s->ready_at = s->doorbell_at = 0;
+    s->ready_at = 0;
     s->ledger_next = s->ledger_count = 0;
     memset(s->ledger_addr, 0, sizeof(s->ledger_addr));
     memset(s->ledger_len, 0, sizeof(s->ledger_len));
@@ -609,7 +609,6 @@ static const VMStateDescription vmstate_c3 = {
         VMSTATE_BOOL(tx_take_pending, C3State),
         VMSTATE_BOOL(tx_active, C3State),
         VMSTATE_BOOL(tx_dma_busy, C3State),
-        VMSTATE_UINT64(doorbell_at, C3State),
         VMSTATE_STRUCT(cur, C3State, 1, vmstate_c3_req, C3Req),
         VMSTATE_STRUCT_ARRAY(txbuf, C3State, C3_TXBUF, 1, vmstate_c3_packet, C3Packet),
         VMSTATE_RL_SERVER(tx_stage, C3State),

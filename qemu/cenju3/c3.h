@@ -119,7 +119,6 @@ struct C3State {
     bool tx_take_pending;       /* a TX_TAKE event is scheduled */
     bool tx_active;             /* cur has bytes left to DMA-read */
     bool tx_dma_busy;           /* a TX_DMA event is scheduled */
-    uint64_t doorbell_at;       /* the last REQ_TAIL write reached the interface */
     C3Req cur;
     C3Packet txbuf[C3_TXBUF];
     RlServer tx_stage;          /* the packet stage of the transmit side */
