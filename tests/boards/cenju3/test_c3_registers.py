@@ -484,3 +484,33 @@ def test_the_device_defaults_are_the_declared_ones(artifacts):
     assert len(declared) == 7
     for p in declared:
         assert qemu_props[p.qemu] == p.default_text(), p.name
+
+
+def test_the_fifo_is_bounded_and_the_network_holds_the_rest_in_order(artifacts, tmp_path):
+    """1030 remote DMA packets arrive while the interface is off: 1024 wait in its FIFO,
+    the network holds the rest (a snapshot then refuses, naming them); once enabled every
+    one is written, in arrival order (each overwrites the same word), the last notifying."""
+    from snapshots import save
+    n = R.C3_RX_FIFO_MAX + 6
+    frames = [(1_100_000 + k, packet(R.C3_PKT_RDMA, 1, 0, struct.pack("<II", k, k),
+                                     raddr=TARGET + (k % 16) * 8, tag=k,
+                                     flags=R.C3_PKTF_LAST | (R.C3_PKTF_NOTIFY if k == n - 1
+                                                             else 0)))
+              for k in range(n)]
+    rig = Rig(artifacts, tmp_path, qmp=True, on_sync=deliver_on_first_sync(frames))
+    try:
+        rig.q.clock_set(T0)
+        assert save(rig.q, tmp_path / "c3.state")["status"] == "failed"
+        assert "cannot save the interface; 6 packets held in the network past the FIFO" in \
+            rig.log.read_text()
+        assert rig.q.qmp("cont") == {"return": {}}
+        rig.bring_up(at=T0 + 1000)
+        rig.q.clock_step(10_000_000)
+        assert rig.reg(R.C3_REG_RX_PACKETS) == n
+        words = rig.q.memread(TARGET, 16 * 8)
+        assert [struct.unpack_from("<I", words, j * 8)[0] for j in range(16)] == \
+            [max(k for k in range(n) if k % 16 == j) for j in range(16)]
+        (ev,) = rig.events()
+        assert (ev["kind"], ev["tag"]) == (R.C3_EV_RDMA, n - 1)
+    finally:
+        rig.close()
