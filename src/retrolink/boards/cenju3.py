@@ -4,6 +4,7 @@
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from retrolink import paths
 from retrolink.boards.base import BoardBase
 from retrolink.headers import defines
 from retrolink.model.schema import Rate, Strict, param
@@ -51,13 +52,19 @@ class Cenju3Board(BoardBase):
     # the largest packet the interface puts on the network: 508 bytes behind its header
     MAX_FRAME_BYTES: ClassVar[int] = C3["C3_WIRE_HDR_SIZE"] + C3["C3_PACKET_MAX"]
     MAX_FRAME_WHAT: ClassVar[str] = "a 508-byte packet and its 24-byte header"
-    # the NIC driver, then NORMA IPC/DE over it (guest/kernel/cenju3/, guest/kernel/norma/);
-    # a node whose modules are not built yet still boots: the init script logs the
-    # failed modprobe and goes on
+    # the NIC driver, then NORMA IPC/DE over it (guest/kernel/cenju3/, guest/kernel/norma/)
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("cenju3", "norma")
     PROTOCOL: ClassVar[str] = "cenju3"
     pe: PeBusParams = PeBusParams()
     interface: InterfaceParams = InterfaceParams()
+
+    def guest_modules(self) -> tuple[str, ...]:
+        """GUEST_MODULES less those not built yet: the modules are written in parallel with
+        the device, and until they exist a node must still boot (a failed modprobe counts
+        as a guest problem). Once built (in the initramfs, build/initramfs.root) they load."""
+        built = {ko.stem for ko in (paths.build_dir() / "initramfs.root" / "lib" /
+                                    "modules").glob("*/extra/*.ko")}
+        return tuple(m for m in self.GUEST_MODULES if m in built)
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:

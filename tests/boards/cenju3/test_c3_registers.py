@@ -484,3 +484,83 @@ def test_the_device_defaults_are_the_declared_ones(artifacts):
     assert len(declared) == 7
     for p in declared:
         assert qemu_props[p.qemu] == p.default_text(), p.name
+
+
+def test_the_fifo_is_bounded_and_the_network_holds_the_rest_in_order(artifacts, tmp_path):
+    """1030 remote DMA packets arrive while the interface is off: 1024 wait in its FIFO,
+    the network holds the rest (a snapshot then refuses, naming them); once enabled every
+    one is written, in arrival order (each overwrites the same word), the last notifying."""
+    from snapshots import save
+    n = R.C3_RX_FIFO_MAX + 6
+    frames = [(1_100_000 + k, packet(R.C3_PKT_RDMA, 1, 0, struct.pack("<II", k, k),
+                                     raddr=TARGET + (k % 16) * 8, tag=k,
+                                     flags=R.C3_PKTF_LAST | (R.C3_PKTF_NOTIFY if k == n - 1
+                                                             else 0)))
+              for k in range(n)]
+    rig = Rig(artifacts, tmp_path, qmp=True, on_sync=deliver_on_first_sync(frames))
+    try:
+        rig.q.clock_set(T0)
+        assert save(rig.q, tmp_path / "c3.state")["status"] == "failed"
+        assert "cannot save the interface; 6 packets held in the network past the FIFO" in \
+            rig.log.read_text()
+        assert rig.q.qmp("cont") == {"return": {}}
+        rig.bring_up(at=T0 + 1000)
+        rig.q.clock_step(10_000_000)
+        assert rig.reg(R.C3_REG_RX_PACKETS) == n
+        words = rig.q.memread(TARGET, 16 * 8)
+        assert [struct.unpack_from("<I", words, j * 8)[0] for j in range(16)] == \
+            [max(k for k in range(n) if k % 16 == j) for j in range(16)]
+        (ev,) = rig.events()
+        assert (ev["kind"], ev["tag"]) == (R.C3_EV_RDMA, n - 1)
+    finally:
+        rig.close()
+
+
+def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path):
+    """Hotplugged (ASan/UBSan QEMU): one that cannot reach its fabric, one with a bad
+    property, then a good one in the same slot; the clock runs between them."""
+    from retrolink.fuzz.engine import SANITIZER_ENV
+    from retrolink.qtest.client import Qtest
+    q = Qtest(asan_qemu, ["-device", "pcie-root-port,id=rp"], tmp_path / "qemu.log",
+              env=SANITIZER_ENV, qmp=True)
+    try:
+        r = q.qmp("device_add", driver="retrolink-cenju3", bus="rp",
+                  fabric=str(tmp_path / "none"))
+        assert "retrolink-cenju3: " in r["error"]["desc"], r
+        r = q.qmp("device_add", driver="retrolink-cenju3", bus="rp", **{"dma-rate": 0})
+        assert "dma-rate must be" in r["error"]["desc"], r
+        q.clock_step(2_000_000)
+        assert q.qmp("device_add", driver="retrolink-cenju3", bus="rp", id="c3") == \
+            {"return": {}}
+        q.clock_step(2_000_000)
+    finally:
+        status = q.close()
+    log = (tmp_path / "qemu.log").read_text()
+    assert status == 0 and "Sanitizer" not in log, log[-3000:]
+
+
+def test_a_busy_interface_under_asan(asan_qemu, tmp_path):
+    """Requests, a stalled receive side, events waiting, then disable and reset with all of
+    it in flight, on the ASan/UBSan QEMU: no report."""
+    from retrolink.fuzz.engine import SANITIZER_ENV
+    frames = [(T0 + 1000 + k * 100, msg_from(1, bytes([k]) * 300, tag=k)) for k in range(40)]
+    rig = Rig(None, tmp_path, qemu=asan_qemu, env=SANITIZER_ENV,
+              on_sync=deliver_on_first_sync(frames))
+    try:
+        rig.bring_up(slots=2, evq_size=2)
+        rig.post(RDMA, 1, 50_000, raddr=TARGET, flags=EV | NOTIFY)
+        rig.post(RDMA, 0, 3000, raddr=TARGET)
+        rig.q.clock_step(30_000)
+        assert rig.reg(R.C3_REG_STATUS) & R.C3_STATUS_RX_STALLED
+        rig.consume()
+        rig.q.clock_step(30_000)
+        rig.set_reg(R.C3_REG_CTRL, 0)
+        rig.q.clock_step(30_000)
+        rig.set_reg(R.C3_REG_CTRL, R.C3_CTRL_ENABLE)
+        rig.q.clock_step(30_000)
+        rig.set_reg(R.C3_REG_CTRL, R.C3_CTRL_RESET)
+        rig.q.clock_step(1_000_000)
+    finally:
+        status = rig.close()
+    log = rig.log.read_text()
+    assert status == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
