@@ -67,6 +67,33 @@ static int receive_blocking(void *arg)
     return mr == MACH_RCV_PORT_DIED ? 4 : 2;
 }
 
+/* two receive rights, each in a message queued on the other's port, outlive their task:
+ * nothing can receive them (Mach would leak them too); module exit destroys them */
+static void cycle(void)
+{
+    task_t c = mach_task_create();
+    mach_port_name_t a = new_port(c), b = new_port(c);
+    struct {
+        mach_msg_header_t h;
+        mach_msg_body_t body;
+        mach_msg_port_descriptor_t port;
+    } m = { .body = { 1 } };
+    mach_msg_return_t mr1, mr2;
+
+    m.h = (mach_msg_header_t){ .msgh_remote_port = b, .msgh_bits = MACH_MSGH_BITS_COMPLEX |
+                               MACH_MSGH_BITS(MACH_MSG_TYPE_COPY_SEND, 0) };
+    m.port = (mach_msg_port_descriptor_t){ .name = a, .disposition = MACH_MSG_TYPE_MOVE_RECEIVE,
+                                           .type = MACH_MSG_PORT_DESCRIPTOR };
+    mr1 = mach_msg_task(c, &m.h, MACH_SEND_MSG, sizeof(m), 0, 0, 0, 0);
+    m.h.msgh_remote_port = a;
+    m.port.name = b;
+    mr2 = mach_msg_task(c, &m.h, MACH_SEND_MSG, sizeof(m), 0, 0, 0, 0);
+    cli_result("receive_rights_in_a_cycle", mr1 == MACH_MSG_SUCCESS && mr2 == MACH_MSG_SUCCESS &&
+               type_of(c, a) == MACH_PORT_TYPE_SEND && type_of(c, b) == MACH_PORT_TYPE_SEND,
+               "%s, %s", E(mr1), E(mr2));
+    mach_task_terminate(c);
+}
+
 int test_death(void)
 {
     task_t m = mach_task_self(), a = mach_task_create();
@@ -110,6 +137,7 @@ int test_death(void)
     mach_port_mod_refs(m, px, MACH_PORT_RIGHT_RECEIVE, -1);
     rc_r = wait_child(receiver, WAIT_MS);
     cli_result("blocked_receiver_wakes_port_died", rc_r == 4, "child %d", rc_r);
+    cycle();
     for (pid_t *p = (pid_t[]){ sender, receiver, 0 }; *p; p++) {
         if (wait_child(*p, 0) < 0) {
             kill(*p, SIGKILL);

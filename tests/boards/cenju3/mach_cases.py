@@ -38,7 +38,7 @@ LOCAL = {
         server_msg_accepted_notification""",
     "death": """look_up_here right_in_queued_message_counted blocked_sender_wakes_invalid_dest
         dead_name_after_task_death queued_rights_released dead_port_leaves_name_service
-        blocked_receiver_wakes_port_died""",
+        blocked_receiver_wakes_port_died receive_rights_in_a_cycle""",
     "killed": "killed_blocked_sender killed_blocked_receiver killed_while_streaming_ool",
     "badargs": """send_size_zero send_size_below_header send_size_not_x4 send_size_above_max
         send_null_buffer unknown_option unknown_header_bits dest_unknown_name dest_null
