@@ -10,6 +10,7 @@
  *   mach_test death                a task dies: dead names, woken senders and receivers
  *   mach_test killed               processes killed in the middle of mach_msg
  *   mach_test badargs [--node N]   every documented error for bad arguments
+ *   mach_test fuzz [--node N] [--rounds R] [--seed S]   random calls from several tasks
  *   mach_test serve [--name S] [--seconds T]   an echo server, for the tests on other nodes
  *   mach_test hold --seconds T     keep a task (and a port) open for T seconds
  *
@@ -288,7 +289,8 @@ static int hold(unsigned seconds)
 
 int main(int argc, char **argv)
 {
-    static const char *const known[] = { "--node", "--name", "--seconds", NULL };
+    static const char *const known[] = { "--node", "--name", "--seconds", "--rounds",
+                                         "--seed", NULL };
     static const struct { const char *name; int (*fn)(int node); } tests[] = {
         { "rights", test_rights }, { "inline", test_inline }, { "ool", test_ool },
         { "qlimit", test_qlimit }, { "notify", test_notify }, { "badargs", test_badargs },
@@ -297,6 +299,7 @@ int main(int argc, char **argv)
 
     if (!strcmp(cmd, "--help")) {
         printf("usage: mach_test rights|inline|ool|qlimit|notify|badargs [--node N]\n"
+               "       mach_test fuzz [--node N] [--rounds R] [--seed S]\n"
                "       mach_test death|killed\n"
                "       mach_test serve [--name S] [--seconds T] | hold --seconds T\n");
         return 0;
@@ -308,6 +311,12 @@ int main(int argc, char **argv)
             int node = (int)cli_num("--node", "-1", -1, 255, "a node, or -1: this one");
             return tests[i].fn(node) || cli_failures() != 0;
         }
+    }
+    if (!strcmp(cmd, "fuzz")) {
+        int node = (int)cli_num("--node", "-1", -1, 255, "a node, or -1: this one");
+        return test_fuzz(node, (unsigned)cli_num("--rounds", "3000", 1, 10000000, NULL),
+                         (unsigned)cli_num("--seed", "1", 0, 0x7fffffff, NULL)) ||
+               cli_failures() != 0;
     }
     if (!strcmp(cmd, "death")) {
         return test_death() || cli_failures() != 0;

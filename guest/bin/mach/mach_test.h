@@ -66,5 +66,6 @@ int test_notify(int node);
 int test_death(void);
 int test_killed(void);
 int test_badargs(int node);
+int test_fuzz(int node, unsigned rounds, unsigned seed);
 
 #endif

@@ -10,7 +10,7 @@ from mach_cases import check_section, run_all, run_on_node0
 pytestmark = pytest.mark.usefixtures("artifacts")
 
 # death and killed are about tasks on one node: nothing of theirs crosses
-REMOTE = ("rights", "inline", "ool", "qlimit", "notify", "badargs")
+REMOTE = ("rights", "inline", "ool", "qlimit", "notify", "badargs", "fuzz")
 
 
 @pytest.fixture(scope="module")
