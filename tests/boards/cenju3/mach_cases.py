@@ -3,7 +3,7 @@ shared by the tests that run it on one node and through the loopback transport."
 from helpers import run_retrolink
 
 SUBCOMMANDS = ("rights", "inline", "ool", "qlimit", "notify", "death", "killed", "badargs",
-               "fuzz")
+               "fuzz", "manytoone")
 
 # what each subcommand must PASS on one node, exactly (a case that disappears fails too)
 LOCAL = {
@@ -42,6 +42,8 @@ LOCAL = {
         blocked_receiver_wakes_port_died receive_rights_in_a_cycle""",
     "killed": "killed_blocked_sender killed_blocked_receiver killed_while_streaming_ool",
     "fuzz": "fuzz_then_clean_round_trip fuzz_exercised",
+    "manytoone": """many_to_one_all_delivered many_to_one_local_senders_done
+        many_to_one_nothing_left""",
     "badargs": """send_size_zero send_size_below_header send_size_not_x4 send_size_above_max
         send_null_buffer unknown_option unknown_header_bits dest_unknown_name dest_null
         dest_no_disposition dest_move_receive dest_send_once_of_send_right reply_unknown_name
