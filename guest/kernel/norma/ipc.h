@@ -112,12 +112,13 @@ kern_return_t ipc_right_type(struct ipc_task *task, u32 name, u32 *type);
  * with *wtype set is MACH_PORT_DEAD.
  */
 struct ipc_ledger {
-	u32 n;
+	u32 n, max;                     /* entries used, room (2 + descriptors) */
 	struct {
 		struct ipc_entry *entry;
 		u32 move_send, copy_send, move_so, move_recv, make;
-	} e[2 + MACH_MSG_DESC_MAX];
+	} e[];
 };
+struct ipc_ledger *ipc_ledger_alloc(u32 ndesc);     /* kfree() it */
 int ipc_right_check(struct ipc_task *task, struct ipc_ledger *ledger, u32 name, u32 disp);
 void ipc_right_copyin(struct ipc_task *task, u32 name, u32 disp, struct ipc_port **port,
 		      u32 *wtype);

@@ -183,10 +183,9 @@ mach_msg_return_t ipc_kmsg_check_rights(struct ipc_task *task, struct ipc_send *
 	u32 i;
 
 	ipc_lock_held();
-	l = kmalloc(sizeof(*l), GFP_KERNEL);
+	l = ipc_ledger_alloc(s->ndesc);
 	if (!l)
 		return MACH_SEND_NO_BUFFER;
-	l->n = 0;
 	e = ipc_entry_lookup(task, dname);
 	if (!e || !e->port || ddisp == MACH_MSG_TYPE_MOVE_RECEIVE ||
 	    ipc_right_check(task, l, dname, ddisp)) {
