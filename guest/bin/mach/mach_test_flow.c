@@ -51,12 +51,17 @@ static void limits(task_t t, mach_port_name_t p)
     cli_result("send_timeout_waits_then_times_out", mr == MACH_SEND_TIMED_OUT && t0 >= 200 &&
                t0 < 2000 && status_of(t, p).msgcount == 5, "%s after %lld ms", E(mr),
                (long long)t0);
-    kr = mach_port_set_qlimit(t, p, 6);
+    mach_port_limits_t lim = { .mpl_qlimit = 6 };
+    kr = mach_port_set_attributes(t, p, MACH_PORT_LIMITS_INFO, (mach_port_info_t)&lim,
+                                  MACH_PORT_LIMITS_INFO_COUNT);
     mr = send_data(t, p, MACH_MSG_TYPE_COPY_SEND, 5, NULL, 0, MACH_SEND_TIMEOUT, 0, 0);
     cli_result("raised_qlimit_takes_more", kr == KERN_SUCCESS && mr == MACH_MSG_SUCCESS &&
                status_of(t, p).msgcount == 6, "%s, %s", E(kr), E(mr));
     kr = mach_port_set_qlimit(t, p, MACH_PORT_QLIMIT_MAX + 1);
     cli_result("qlimit_above_max_invalid_value", kr == KERN_INVALID_VALUE, "%s", E(kr));
+    kr = mach_port_set_attributes(t, p, 2, (mach_port_info_t)&lim, MACH_PORT_LIMITS_INFO_COUNT);
+    cli_result("set_attributes_other_flavor_invalid_argument", kr == KERN_INVALID_ARGUMENT,
+               "%s", E(kr));
     kr = mach_port_set_qlimit(t, p, MACH_PORT_QLIMIT_MAX);
     cli_result("qlimit_max_16", kr == KERN_SUCCESS && status_of(t, p).qlimit == 16, "%s",
                E(kr));

@@ -27,7 +27,8 @@ LOCAL = {
         ool_131072_bytes ool_147456_bytes ool_409600_bytes ool_deallocate_unmaps_sender
         ool_two_regions_a_right_and_inline""",
     "qlimit": """qlimit_default_5 queue_holds_qlimit send_timeout_waits_then_times_out
-        raised_qlimit_takes_more qlimit_above_max_invalid_value qlimit_max_16
+        raised_qlimit_takes_more qlimit_above_max_invalid_value
+        set_attributes_other_flavor_invalid_argument qlimit_max_16
         full_queue_blocks_sender_until_room blocked_sender_message_arrives
         blocked_send_interrupted_by_signal qlimit_unknown_name qlimit_needs_receive_right
         many_sends_through_the_limit""",
