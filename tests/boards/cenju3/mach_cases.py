@@ -50,7 +50,8 @@ LOCAL = {
         dest_no_disposition dest_move_receive dest_send_once_of_send_right reply_unknown_name
         reply_move_receive reply_bad_disposition one_send_once_used_twice complex_without_body
         too_many_descriptors descriptors_past_the_end unknown_descriptor_type
-        port_bad_disposition port_unknown_name ool_bad_address ool_too_large
+        port_bad_disposition port_unknown_name ool_bad_address ool_wraps_around
+        ool_kernel_address ool_too_large
         ool_bad_copy_option refused_sends_queue_nothing receive_unknown_name
         receive_without_receive_right receive_empty_times_out receive_buffer_below_header
         receive_null_buffer receive_unknown_option allocate_bad_right allocate_port_set
