@@ -243,7 +243,10 @@ void ipc_name_ioctl(struct ipc_task *task, unsigned int cmd, struct mach_netname
 void ipc_names_port_died(struct ipc_port *port);
 void ipc_names_exit(void);
 
-/* ---- the breakdown (ipc_main.c) ---------------------------------------------------- */
+/* ---- the breakdown (ipc_msg.c, ipc_main.c) ------------------------------------------- */
 extern struct mach_times ipc_times;         /* under ipc_lock */
+/* A breakdown stamp: norma_de_now(), or 0 with the module option stamps=0 (the
+ * interface's clock may cost a register access each time: 6 per message here). */
+u64 ipc_now(void);
 
 #endif /* NORMA_IPC_H */
