@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import pytest
 from helpers import kernel_checked, kernel_problems, run_retrolink
+from mach_cases import ONLY_SAME_NODE
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 
@@ -74,13 +75,10 @@ def transfers(out) -> dict:
     return t
 
 
-# mach_test's breakdown case reads this node's stamps of the echo server's send, which
-# holds when the server is on this node (test_mach_loopback.py), not across two nodes
-NOT_ACROSS_NODES = ("breakdown_stamps_in_order",)
-
-
 def across_nodes_failures(failed: list) -> list:
-    return [l for l in failed if l.split()[1].rstrip(":") not in NOT_ACROSS_NODES]
+    """FAIL lines but those of the cases that hold only with the server on this node."""
+    same_node = set().union(*ONLY_SAME_NODE.values())
+    return [l for l in failed if l.split()[1].rstrip(":") not in same_node]
 
 
 def assert_ipc_tests_pass(r, out):
