@@ -111,7 +111,7 @@ struct de_state {
 	atomic_t msgs_out;		/* protocol messages the interface has not sent yet */
 	bool held;			/* a message left in its slot for want of memory */
 	/* counters: /sys/kernel/debug/norma_de (docs/boards/norma.md) */
-	u64 sends, delivered, bad_msgs, alloc_retries, piggybacked, accepts_tx, accepts_rx;
+	u64 sends, delivered, cancels, cancels_rx, bad_msgs, alloc_retries, piggybacked, accepts_tx, accepts_rx;
 	struct dentry *debugfs, *debugfs_trace;
 };
 extern struct de_state de;

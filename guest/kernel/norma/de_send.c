@@ -316,6 +316,7 @@ void norma_de_cancel(struct norma_tx *tx)
 	d = tx->de;
 	if (d && d->state != DE_TX_FINISHED && !d->cancelled) {
 		d->cancelled = true;
+		de.cancels++;
 		end = de_tx_end(d);
 	}
 	spin_unlock(&de.lock);
