@@ -142,6 +142,7 @@ def test_every_error_status_of_a_request(rig, case):
     if flags & EV:
         want.append(dict(kind=R.C3_EV_DONE, src=0, info=i, tag=0xBAD, len=length, status=err))
     assert [{k: e[k] for k in want[0]} for e in evs] == want
+    assert all(e["flags"] == R.C3_EVF_PHASE for e in evs)      # a request's, not arriving
     assert rig.reg(R.C3_REG_REQ_ERRORS) == 1 and rig.reg(R.C3_REG_REQ_HEAD) == 1
     assert rig.reg(R.C3_REG_IRQ_STATUS) & R.C3_IRQ_ERROR
     assert f"request 0 (op {op} to node {dest}, {length} bytes) refused" in rig.log.read_text()
@@ -339,6 +340,8 @@ def test_no_slot_and_bad_slot_addresses_are_refused(artifacts, tmp_path):
         evs = rig.events()
         assert [(e["kind"], e["src"], e["status"], e["tag"]) for e in evs] == \
             [(R.C3_EV_ERROR, 1, R.C3_ERR_NO_SLOT, 1), (R.C3_EV_ERROR, 2, R.C3_ERR_ADDR, 2)]
+        assert all(e["flags"] == R.C3_EVF_PHASE | R.C3_EVF_ARRIVING and e["info"] == 0
+                   for e in evs)
         assert rig.reg(R.C3_REG_IRQ_STATUS) & R.C3_IRQ_ERROR
         assert rig.reg(R.C3_REG_RDMA_ERRORS) == 0
         log = rig.log.read_text()
@@ -378,6 +381,8 @@ def test_remote_dma_writes_at_the_given_physical_addresses_and_notifies(artifact
         evs = rig.events()
         assert [(e["kind"], e["src"], e["tag"], e["len"], e["status"]) for e in evs] == \
             [(R.C3_EV_RDMA, 1, 9, 608, 0), (R.C3_EV_ERROR, 1, 10, 3, R.C3_ERR_ADDR)]
+        assert [e["flags"] for e in evs] == [R.C3_EVF_PHASE,
+                                             R.C3_EVF_PHASE | R.C3_EVF_ARRIVING]
         assert rig.reg(R.C3_REG_RDMA_ERRORS) == 1 and rig.reg(R.C3_REG_RX_PACKETS) == 4
         assert "a RDMA packet from node 1 refused: its target range is outside memory" in \
             rig.log.read_text()
