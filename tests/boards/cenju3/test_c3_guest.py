@@ -10,7 +10,9 @@ the ns, so each end of an interval may move by 1 ns (ROUNDING).
 
 Measured (defaults): 1000 reads take 253.8 us, 200 ns of bus and 53.8 ns of loop each;
 a flush of 16 KB (512 lines) 22.0 us."""
+import json
 import re
+from pathlib import Path
 
 from helpers import by_role, byte_time_ns, run_retrolink
 
@@ -74,3 +76,7 @@ def test_messages_between_two_guests_take_the_network_and_receive_time(artifacts
             byte_time_ns(24 + n + net.overhead_bytes, net.rate)
         receive = iface.packet_setup_ns + byte_time_ns(4 + n, iface.dma_rate)
         assert 0 <= arrive[n] - done[n] - (network + receive) <= 2 * 14, (n, done, arrive)
+    # the interface's promises held: the fabric never had to move a packet to a promise
+    logs = Path(re.search(r"\(logs: (\S+)\)", r.stdout + r.stderr).group(1))
+    stats = json.loads((logs / "fabric-stats.json").read_text())
+    assert stats["causality_violations"] == 0, stats

@@ -569,3 +569,25 @@ def test_a_busy_interface_under_asan(asan_qemu, tmp_path):
         status = rig.close()
     log = rig.log.read_text()
     assert status == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
+
+
+def test_trace_events_show_requests_packets_and_events(artifacts, tmp_path):
+    """-trace 'retrolink_c3_*' (qemu/trace-events): accesses, a request taken and one
+    refused, the packet out, the event written."""
+    trace = tmp_path / "trace.txt"
+    rig = Rig(artifacts, tmp_path, nodes=4,
+              extra=["-trace", f"enable=retrolink_c3_*,file={trace}"])
+    try:
+        rig.bring_up(nodes=4)
+        rig.post(MSG, 2, 16, tag=1)
+        rig.post(MSG, 9, 16, tag=2)
+        rig.q.clock_step(100_000)
+    finally:
+        rig.close()
+    text = trace.read_text()
+    for what in ("retrolink_c3_reg_write node 0: write 0x80 = 0x1",
+                 "retrolink_c3_take node 0: request 0 taken, op 1 to node 2, 16 bytes",
+                 "retrolink_c3_refused node 0: request 1 refused, C3_ERR 2",
+                 "retrolink_c3_packet_out node 0: packet to node 2, kind 1, 16 bytes",
+                 "retrolink_c3_event node 0: event 0 kind 3"):
+        assert what in text, (what, text[-2000:])
