@@ -3,14 +3,22 @@
 # writes next to the sources; the checkout stays clean).
 # usage: kbuild.sh KERNEL_HEADERS INCLUDE_DIR WORK_DIR OUTPUT_KO SOURCE_FILE...
 # INCLUDE_DIR: the checkout's include/ (retrolink/ headers), as RETROLINK_INCLUDE for Kbuild
+# A SOURCE_FILE ending in .symvers is another module's Module.symvers, whose exports this
+# module uses (KBUILD_EXTRA_SYMBOLS: norma.ko over cenju3.ko); this module's own goes to
+# OUTPUT_KO with .symvers for .ko, for the modules over it.
 set -e
 kdir=$1 inc=$(cd "$2" && pwd) work=$3 out=$4
 shift 4
 mkdir -p "$work"
+extra=""
 for f in "$@"; do
-    cmp -s "$f" "$work/$(basename "$f")" || cp "$f" "$work/"
+    case $f in
+    *.symvers) extra="$extra $(cd "$(dirname "$f")" && pwd)/$(basename "$f")" ;;
+    *) cmp -s "$f" "$work/$(basename "$f")" || cp "$f" "$work/" ;;
+    esac
 done
-make -s -C "$kdir" M="$(cd "$work" && pwd)" RETROLINK_INCLUDE="$inc" modules W=1 >"$work/build.log" 2>&1 || {
+make -s -C "$kdir" M="$(cd "$work" && pwd)" RETROLINK_INCLUDE="$inc" \
+    KBUILD_EXTRA_SYMBOLS="${extra# }" modules W=1 >"$work/build.log" 2>&1 || {
     cat "$work/build.log" >&2
     exit 1
 }
@@ -19,3 +27,4 @@ if grep -E "warning:" "$work/build.log" >&2; then
     exit 1
 fi
 cp "$work/$(basename "$out")" "$out"
+cp "$work/Module.symvers" "${out%.ko}.symvers"

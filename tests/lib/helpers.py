@@ -3,6 +3,7 @@ import math
 import os
 import re
 import subprocess
+from pathlib import Path
 
 from retrolink import paths
 
@@ -38,6 +39,28 @@ def check_model(stdout: str, result: str, sizes, model_us, allowance_us) -> None
     for n in sizes:
         overhead = measured[n] - model_us(n)
         assert 0 <= overhead <= allowance_us(n), (n, measured[n], model_us(n))
+
+
+# what a kernel says when something went wrong in it (console and dmesg)
+KERNEL_PROBLEMS = r"BUG|Oops|WARNING|general protection|Call Trace"
+
+
+def kernel_checked(cmd: str) -> str:
+    """cmd, then the kernel log's problem lines, each prefixed 'kernel-problem: ' (the
+    console shows only errors: loglevel=4 hides a WARNING); cmd's exit status."""
+    return (f"{{ {cmd}; }}; rc=$?; dmesg | grep -E '{KERNEL_PROBLEMS}' | "
+            f"sed 's/^/kernel-problem: /'; exit $rc")
+
+
+def kernel_problems(r) -> list[str]:
+    """The kernel problem lines of a run: from dmesg (kernel_checked) and every node's
+    console log."""
+    lines = [l for l in r.stdout.splitlines() if "kernel-problem:" in l]
+    m = re.search(r"logs: (\S+)\)", r.stderr)
+    for log in sorted(Path(m.group(1)).glob("node*-console.log")) if m else []:
+        lines += [f"{log.name}: {l}" for l in log.read_text(errors="replace").splitlines()
+                  if re.search(KERNEL_PROBLEMS, l)]
+    return lines
 
 
 def device_defaults(qemu, device: str) -> dict[str, str]:

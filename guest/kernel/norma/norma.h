@@ -12,7 +12,8 @@
  *             message accepted, name lookups, port death. No timeouts, no retransmission.
  *
  * The IPC layer calls norma_de_*; the transport calls norma_ipc_* (upcalls). Upcalls run
- * in process context (the transport's work items), never in hard interrupt context, and
+ * in process context (the transport's work items, or the interface driver's interrupt
+ * thread, which is where protocol messages arrive), never in hard interrupt context, and
  * may take the IPC layer's locks; the IPC layer must not hold its locks across a
  * norma_de_* call that can sleep (marked "may sleep").
  */
@@ -101,13 +102,16 @@ struct norma_tx {
 	struct list_head link;          /* the transport's while it holds the tx */
 	u32 state;                      /* the transport's */
 	u32 pages_sent;                 /* the transport's */
+	void *de;                       /* the transport's */
 };
 
 /*
  * A received message, from the transport to the IPC layer (norma_ipc_deliver). The
- * transport allocated its KMSG buffer (kmalloc) and its OOL pages (alloc_pages of
- * NORMA_PAGE_ORDER, one per OOL page, pinned until mapped or freed); the IPC layer
- * owns all of it from the call on and frees it with norma_rx_free().
+ * transport allocated it, its 'pages' array and its KMSG buffer (kmalloc) and its OOL
+ * pages (alloc_pages of NORMA_PAGE_ORDER without __GFP_COMP, one per OOL page, pinned
+ * until mapped or freed); the IPC layer owns all of it from the call on. norma_rx_free()
+ * (defined by the IPC layer, ipc_kmsg.c) frees what is left of one; the transport may
+ * call it too, for a message it gives up before delivering.
  */
 struct norma_rx {
 	struct norma_kmsg *kmsg;
@@ -123,7 +127,8 @@ u32 norma_de_node(void);            /* this node (0 without an interface) */
 u32 norma_de_nodes(void);           /* nodes (1 without an interface) */
 
 /* Send tx->kmsg (and its OOL) to tx->kmsg->dest on tx->dest_node. Returns 0 (done()
- * will be called) or -EINVAL/-ENODEV at once (done() will not be called). */
+ * will be called) or -EINVAL/-ENODEV/-ENOMEM at once (done() will not be called).
+ * May sleep (it allocates the transfer's state). */
 int norma_de_send(struct norma_tx *tx);
 /* Give up a send (its task died): done(-EINTR) is called once the interface no longer
  * reads its pages, which may be later (the transport waits for its requests). */
@@ -140,6 +145,39 @@ int norma_de_lookup(u16 node, const char *name,
 
 /* Breakdown timestamps: virtual time now (the interface's clock; 0 without one). */
 u64 norma_de_now(void);
+
+/*
+ * The transport's breakdown trace (de_trace.c): with the module parameter 'trace' on
+ * (/sys/module/norma/parameters/trace), each protocol step of each transfer is recorded
+ * with the interface's virtual time (the clocks of all nodes are one virtual time) in a
+ * ring of NORMA_TRACE_MAX entries, the oldest overwritten. A transfer is named by its
+ * sender's node and xid on both sides, so the two nodes' records join up.
+ * norma_de_trace_read() moves up to max entries, oldest first, into buf and returns how
+ * many; an ioctl of the IPC layer hands them to user space (docs/boards/norma.md).
+ */
+#define NORMA_TRACE_MAX     4096
+enum norma_step {
+	NORMA_TR_SEND = 1,      /* sender: norma_de_send called */
+	NORMA_TR_REQ_RX,        /* receiver: the send request arrived (interface's time) */
+	NORMA_TR_PERMIT_TX,     /* receiver: buffers allocated, send permit posted */
+	NORMA_TR_PERMIT_RX,     /* sender: a (page) send permit arrived */
+	NORMA_TR_KMSG_TX,       /* sender: the long KMSG's remote DMA posted */
+	NORMA_TR_PAGES_TX,      /* sender: a batch of OOL pages posted (and page copy done) */
+	NORMA_TR_PAGES_RX,      /* receiver: page copy done (or the KMSG's DMA) arrived */
+	NORMA_TR_DELIVER,       /* receiver: receive complete posted, norma_ipc_deliver called */
+	NORMA_TR_DONE_RX,       /* sender: receive complete arrived */
+	NORMA_TR_DONE,          /* sender: tx->done called */
+	NORMA_TR_ACCEPT_TX,     /* receiver: "message accepted" posted */
+	NORMA_TR_ACCEPT_RX,     /* sender: "message accepted" arrived */
+};
+struct norma_trace {
+	u64 t_ns;
+	u32 xid;                /* the transfer on its sender's node (accept: the seqno) */
+	u16 src;                /* the transfer's sending node */
+	u8 step;                /* enum norma_step */
+	u8 rsvd;
+};
+u32 norma_de_trace_read(struct norma_trace *buf, u32 max);
 
 /* ---- IPC layer, called by the transport (upcalls) ------------------------------ */
 /* Step B of a send request: can the port take a message? 0 (yes: allocate and permit),

@@ -5,13 +5,10 @@ shared by the tests that read it."""
 import re
 
 import pytest
-from helpers import by_role, run_retrolink
+from helpers import by_role, kernel_checked, run_retrolink
 
 # every test here boots guests: build (incrementally) first, once per session
 pytestmark = pytest.mark.usefixtures("artifacts")
-
-# what a kernel says when something went wrong in it (console and dmesg)
-KERNEL_PROBLEMS = r"BUG|Oops|WARNING|general protection|Call Trace"
 
 # Two nodes, an FC adapter each, on the fabric's FC switch. Every board parameter at its
 # default (src/retrolink/boards/fc.py); the network as 1 Gb/s Fibre Channel.
@@ -36,12 +33,6 @@ prop_ns = 500
 switch_delay_ns = 1000
 bb_credit = 2
 """
-
-
-def kernel_checked(cmd: str) -> str:
-    """cmd, then the kernel log's problem lines prefixed 'kernel-problem: '; cmd's status."""
-    return (f"{{ {cmd}; }}; rc=$?; dmesg | grep -E '{KERNEL_PROBLEMS}' | "
-            f"sed 's/^/kernel-problem: /'; exit $rc")
 
 
 def run(tmp_path_factory, cmd: str, timeout: str = "400"):
