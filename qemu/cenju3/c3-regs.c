@@ -119,7 +119,6 @@ static void c3_req_tail_write(C3State *s, uint32_t val, uint64_t bus_end)
         return;
     }
     s->req_tail = val;
-    s->doorbell_at = bus_end;
     c3_tx_kick(s, bus_end);
 }
 
@@ -153,7 +152,7 @@ static void c3_cache_op(C3State *s, uint32_t op)
         c3_ctrl_error(s, C3_ERR_LENGTH, "CACHE_OP with CACHE_LEN 0 or above 16 MiB");
         return;
     }
-    if (!c3_ram_ok(s, addr, len, false)) {
+    if (!c3_cpu_ram_ok(addr, len)) {
         c3_ctrl_error(s, C3_ERR_ADDR, "CACHE_OP on a range outside memory");
         return;
     }

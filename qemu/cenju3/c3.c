@@ -22,6 +22,7 @@
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "exec/address-spaces.h"
 #include "system/dma.h"
 
 #include "c3.h"
@@ -74,10 +75,8 @@ void c3_guest_error(C3State *s, const char *fmt, ...)
     qemu_log_mask(LOG_GUEST_ERROR, "retrolink-cenju3 node %u: %s\n", s->node, what);
 }
 
-bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
+static bool c3_as_ram_ok(AddressSpace *as, uint64_t addr, uint64_t len, bool write)
 {
-    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
-
     if (len == 0 || addr > UINT64_MAX - (len - 1)) {
         return false;
     }
@@ -95,6 +94,18 @@ bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
         len -= plen;
     }
     return true;
+}
+
+/* As the interface reaches memory: through its PCI bus master (off: nothing is RAM). */
+bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
+{
+    return c3_as_ram_ok(pci_get_address_space(PCI_DEVICE(s)), addr, len, write);
+}
+
+/* As the CPU sees memory: a cache operation is the CPU's, whatever the interface's DMA. */
+bool c3_cpu_ram_ok(uint64_t addr, uint64_t len)
+{
+    return c3_as_ram_ok(&address_space_memory, addr, len, false);
 }
 
 /* ---- events ----------------------------------------------------------------------- */
@@ -271,7 +282,7 @@ void c3_board_reset(C3State *s)
     s->cache_addr_lo = s->cache_addr_hi = s->cache_len = s->now_hi = 0;
     s->tx_packets = s->rx_packets = s->req_errors = s->stalls = 0;
     s->cache_misses = s->rdma_errors = s->cache_ops = 0;
-    s->ready_at = s->doorbell_at = 0;
+    s->ready_at = 0;
     s->ledger_next = s->ledger_count = 0;
     memset(s->ledger_addr, 0, sizeof(s->ledger_addr));
     memset(s->ledger_len, 0, sizeof(s->ledger_len));
@@ -541,6 +552,7 @@ static const VMStateDescription vmstate_c3_ev = {
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(kind, C3Ev),
+        VMSTATE_UINT32(flags, C3Ev),
         VMSTATE_UINT32(src, C3Ev),
         VMSTATE_UINT32(info, C3Ev),
         VMSTATE_UINT32(tag, C3Ev),
@@ -598,7 +610,6 @@ static const VMStateDescription vmstate_c3 = {
         VMSTATE_BOOL(tx_take_pending, C3State),
         VMSTATE_BOOL(tx_active, C3State),
         VMSTATE_BOOL(tx_dma_busy, C3State),
-        VMSTATE_UINT64(doorbell_at, C3State),
         VMSTATE_STRUCT(cur, C3State, 1, vmstate_c3_req, C3Req),
         VMSTATE_STRUCT_ARRAY(txbuf, C3State, C3_TXBUF, 1, vmstate_c3_packet, C3Packet),
         VMSTATE_RL_SERVER(tx_stage, C3State),

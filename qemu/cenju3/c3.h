@@ -77,7 +77,7 @@ typedef struct C3Req {
 
 /* An event waiting to be written (struct c3_event; its time is when it is written). */
 typedef struct C3Ev {
-    uint32_t kind, src, info, tag, len, status;
+    uint32_t kind, flags, src, info, tag, len, status;   /* flags: C3_EVF_ARRIVING */
 } C3Ev;
 
 struct C3State {
@@ -119,7 +119,6 @@ struct C3State {
     bool tx_take_pending;       /* a TX_TAKE event is scheduled */
     bool tx_active;             /* cur has bytes left to DMA-read */
     bool tx_dma_busy;           /* a TX_DMA event is scheduled */
-    uint64_t doorbell_at;       /* the last REQ_TAIL write reached the interface */
     C3Req cur;
     C3Packet txbuf[C3_TXBUF];
     RlServer tx_stage;          /* the packet stage of the transmit side */
@@ -171,6 +170,7 @@ void c3_board_reset(C3State *s);
 void c3_guest_error(C3State *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* [addr, addr + len) is wholly RAM (writable too, with write). */
 bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write);
+bool c3_cpu_ram_ok(uint64_t addr, uint64_t len);
 
 /* c3-regs.c */
 extern const MemoryRegionOps c3_bar_ops;
@@ -200,8 +200,8 @@ void c3_packet_encode(const C3Packet *p, uint8_t *buf);
 bool c3_evq_can_post(C3State *s);
 void c3_evq_post(C3State *s, uint32_t kind, uint32_t src, uint32_t info, uint32_t tag,
                  uint32_t len, uint32_t status);
-void c3_evq_post_reserved(C3State *s, uint32_t kind, uint32_t src, uint32_t info,
-                          uint32_t tag, uint32_t len, uint32_t status);
+void c3_evq_post_reserved(C3State *s, uint32_t flags, uint32_t kind, uint32_t src,
+                          uint32_t info, uint32_t tag, uint32_t len, uint32_t status);
 void c3_evq_tail_write(C3State *s, uint32_t val, uint64_t bus_end);
 void c3_stall(C3State *s);
 

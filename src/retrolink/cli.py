@@ -165,10 +165,10 @@ def make_parser() -> argparse.ArgumentParser:
 
     for name, helptext in (("demo", "set up everything, boot the SURE-SX cluster, print its "
                             "benchmark table"),
-                           ("bench", "run a benchmark: sx, net, puma3, fabric, boot")):
+                           ("bench", "run a benchmark: sx, net, puma3, cenju3, fabric, boot")):
         s = sub.add_parser(name, help=helptext)
         if name == "bench":
-            s.add_argument("which", choices=["sx", "net", "puma3", "fabric", "boot"])
+            s.add_argument("which", choices=["sx", "net", "puma3", "cenju3", "fabric", "boot"])
         s.add_argument("--machine", default=DEFAULT_MACHINE)
         s.add_argument("--set", action="append", metavar="NAME=VALUE")
         s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")

@@ -7,15 +7,17 @@
  *   mach_test ool     [--node N]   OOL content by page mapping, several regions, deallocate
  *   mach_test qlimit  [--node N]   queue limits: blocking senders, SEND_TIMEOUT, signals
  *   mach_test notify  [--node N]   MACH_SEND_NOTIFY and MACH_NOTIFY_MSG_ACCEPTED
- *   mach_test death                a task dies: dead names, woken senders and receivers
- *   mach_test killed               processes killed in the middle of mach_msg
+ *   mach_test death   [--node N]   a task dies: dead names, woken senders and receivers
+ *   mach_test killed  [--node N]   processes killed in the middle of mach_msg
  *   mach_test badargs [--node N]   every documented error for bad arguments
+ *   mach_test fuzz [--node N] [--rounds R] [--seed S]   random calls from several tasks
  *   mach_test serve [--name S] [--seconds T]   an echo server, for the tests on other nodes
  *   mach_test hold --seconds T     keep a task (and a port) open for T seconds
  *
  * With --node N the tests talk to the echo server that "mach_test serve" runs on node N
- * (found with netname_look_up); without it they fork one on this node. Every wait is
- * bounded.
+ * (found with netname_look_up); without it they fork one on this node. death and killed
+ * make their ports here and look them up on node N: that is for norma_loop.ko, whose
+ * node 1 is this node through a mirror. Every wait is bounded.
  */
 #include <errno.h>
 #include <signal.h>
@@ -288,16 +290,19 @@ static int hold(unsigned seconds)
 
 int main(int argc, char **argv)
 {
-    static const char *const known[] = { "--node", "--name", "--seconds", NULL };
+    static const char *const known[] = { "--node", "--name", "--seconds", "--rounds",
+                                         "--seed", NULL };
     static const struct { const char *name; int (*fn)(int node); } tests[] = {
         { "rights", test_rights }, { "inline", test_inline }, { "ool", test_ool },
         { "qlimit", test_qlimit }, { "notify", test_notify }, { "badargs", test_badargs },
+        { "death", test_death }, { "killed", test_killed },
     };
     const char *cmd = argc > 1 ? argv[1] : "--help";
 
     if (!strcmp(cmd, "--help")) {
-        printf("usage: mach_test rights|inline|ool|qlimit|notify|badargs [--node N]\n"
-               "       mach_test death|killed\n"
+        printf("usage: mach_test rights|inline|ool|qlimit|notify|badargs|death|killed"
+               " [--node N]\n"
+               "       mach_test fuzz [--node N] [--rounds R] [--seed S]\n"
                "       mach_test serve [--name S] [--seconds T] | hold --seconds T\n");
         return 0;
     }
@@ -309,11 +314,11 @@ int main(int argc, char **argv)
             return tests[i].fn(node) || cli_failures() != 0;
         }
     }
-    if (!strcmp(cmd, "death")) {
-        return test_death() || cli_failures() != 0;
-    }
-    if (!strcmp(cmd, "killed")) {
-        return test_killed() || cli_failures() != 0;
+    if (!strcmp(cmd, "fuzz")) {
+        int node = (int)cli_num("--node", "-1", -1, 255, "a node, or -1: this one");
+        return test_fuzz(node, (unsigned)cli_num("--rounds", "3000", 1, 10000000, NULL),
+                         (unsigned)cli_num("--seed", "1", 0, 0x7fffffff, NULL)) ||
+               cli_failures() != 0;
     }
     if (!strcmp(cmd, "serve")) {
         return serve(cli_str("--name", ECHO_NAME),

@@ -63,8 +63,9 @@ int test_inline(int node);
 int test_ool(int node);
 int test_qlimit(int node);
 int test_notify(int node);
-int test_death(void);
-int test_killed(void);
+int test_death(int node);
+int test_killed(int node);
 int test_badargs(int node);
+int test_fuzz(int node, unsigned rounds, unsigned seed);
 
 #endif

@@ -234,6 +234,8 @@ void ipc_remote_port_died(struct ipc_port *proxy);
 /* calls to the transport that ipc_unlock() makes */
 void ipc_defer_accepted(u16 node, struct norma_uid uid, u32 seqno, bool dead);
 void ipc_run_deferred(void);
+/* module exit, after norma_de_exit: what is destroyed from now on tells no other node */
+void ipc_remote_exit(void);
 
 /* ---- the name service (ipc_name.c) ----------------------------------------------- */
 void ipc_name_ioctl(struct ipc_task *task, unsigned int cmd, struct mach_netname_args *a);

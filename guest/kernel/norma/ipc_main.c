@@ -217,9 +217,11 @@ static void __exit norma_exit(void)
 {
 	misc_deregister(&mach_misc);        /* no task is left: the module was not in use */
 	norma_de_exit();                    /* no more upcalls */
+	mutex_lock(&ipc_lock);
+	ipc_remote_exit();
+	ipc_unlock();
 	ipc_names_exit();
 	ipc_ports_exit();
-	ipc_run_deferred();
 }
 
 module_init(norma_init);

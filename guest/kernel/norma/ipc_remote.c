@@ -64,15 +64,33 @@ struct ipc_deferred {
 };
 static LIST_HEAD(deferred);
 static DEFINE_SPINLOCK(deferred_lock);
+static bool deferred_off;           /* module exit: the transport is gone */
 
 void ipc_defer_accepted(u16 node, struct norma_uid uid, u32 seqno, bool dead)
 {
+	struct ipc_deferred *d;
+
+	if (deferred_off)
+		return;
 	/* small and rare enough to wait for: a lost notice would stall its sender */
-	struct ipc_deferred *d = kmalloc(sizeof(*d), GFP_KERNEL | __GFP_NOFAIL);
+	d = kmalloc(sizeof(*d), GFP_KERNEL | __GFP_NOFAIL);
 
 	*d = (struct ipc_deferred){ .node = node, .uid = uid, .seqno = seqno, .dead = dead };
 	spin_lock(&deferred_lock);
 	list_add_tail(&d->link, &deferred);
+	spin_unlock(&deferred_lock);
+}
+
+void ipc_remote_exit(void)
+{
+	struct ipc_deferred *d, *tmp;
+
+	ipc_lock_held();
+	deferred_off = true;
+	spin_lock(&deferred_lock);
+	list_for_each_entry_safe(d, tmp, &deferred, link)
+		kfree(d);
+	INIT_LIST_HEAD(&deferred);
 	spin_unlock(&deferred_lock);
 }
 

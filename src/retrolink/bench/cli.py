@@ -31,6 +31,8 @@ def bench_main(args) -> int:
         return _bench_net(args, overrides, sweeps)
     if args.which == "puma3":
         return _bench_puma3(args, overrides, sweeps)
+    if args.which == "cenju3":
+        return _bench_cenju3(args, overrides, sweeps)
     # validate the machine (and every sweep value) before building or booting anything
     from retrolink.model.machine import load_machine
     load_machine(args.machine, overrides)
@@ -96,6 +98,15 @@ def _bench_puma3(args, overrides: dict, sweeps) -> int:
         args, overrides, sweeps, "puma3", puma3.load_definition,
         "PUMA-III benchmarks on the bandwidth and the latency machines (boots 2 times)",
         puma3.run_puma3, puma3.table, puma3.plot)
+
+
+def _bench_cenju3(args, overrides: dict, sweeps) -> int:
+    """`bench cenju3`: its own machines (bench/cenju3.toml); --set applies to each."""
+    from retrolink.bench import cenju3
+    return _bench_own_machines(
+        args, overrides, sweeps, "cenju3", cenju3.load_definition,
+        "Cenju-3 benchmarks on the 2-PE and the 8-PE machines (boots 2 times)",
+        cenju3.run_cenju3, cenju3.table, cenju3.plot)
 
 
 def _bench_own_machines(args, overrides: dict, sweeps, name: str, load_definition,

@@ -51,9 +51,7 @@ class Cenju3Board(BoardBase):
     # the largest packet the interface puts on the network: 508 bytes behind its header
     MAX_FRAME_BYTES: ClassVar[int] = C3["C3_WIRE_HDR_SIZE"] + C3["C3_PACKET_MAX"]
     MAX_FRAME_WHAT: ClassVar[str] = "a 508-byte packet and its 24-byte header"
-    # the NIC driver, then NORMA IPC/DE over it (guest/kernel/cenju3/, guest/kernel/norma/);
-    # a node whose modules are not built yet still boots: the init script logs the
-    # failed modprobe and goes on
+    # the NIC driver, then NORMA IPC/DE over it (guest/kernel/cenju3/, guest/kernel/norma/)
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("cenju3", "norma")
     PROTOCOL: ClassVar[str] = "cenju3"
     pe: PeBusParams = PeBusParams()

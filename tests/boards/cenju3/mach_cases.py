@@ -2,7 +2,8 @@
 shared by the tests that run it on one node and through the loopback transport."""
 from helpers import run_retrolink
 
-SUBCOMMANDS = ("rights", "inline", "ool", "qlimit", "notify", "death", "killed", "badargs")
+SUBCOMMANDS = ("rights", "inline", "ool", "qlimit", "notify", "death", "killed", "badargs",
+               "fuzz")
 
 # what each subcommand must PASS on one node, exactly (a case that disappears fails too)
 LOCAL = {
@@ -38,8 +39,9 @@ LOCAL = {
         server_msg_accepted_notification""",
     "death": """look_up_here right_in_queued_message_counted blocked_sender_wakes_invalid_dest
         dead_name_after_task_death queued_rights_released dead_port_leaves_name_service
-        blocked_receiver_wakes_port_died""",
+        blocked_receiver_wakes_port_died receive_rights_in_a_cycle""",
     "killed": "killed_blocked_sender killed_blocked_receiver killed_while_streaming_ool",
+    "fuzz": "fuzz_then_clean_round_trip fuzz_exercised",
     "badargs": """send_size_zero send_size_below_header send_size_not_x4 send_size_above_max
         send_null_buffer unknown_option unknown_header_bits dest_unknown_name dest_null
         dest_no_disposition dest_move_receive dest_send_once_of_send_right reply_unknown_name

@@ -142,6 +142,7 @@ def test_every_error_status_of_a_request(rig, case):
     if flags & EV:
         want.append(dict(kind=R.C3_EV_DONE, src=0, info=i, tag=0xBAD, len=length, status=err))
     assert [{k: e[k] for k in want[0]} for e in evs] == want
+    assert all(e["flags"] == R.C3_EVF_PHASE for e in evs)      # a request's, not arriving
     assert rig.reg(R.C3_REG_REQ_ERRORS) == 1 and rig.reg(R.C3_REG_REQ_HEAD) == 1
     assert rig.reg(R.C3_REG_IRQ_STATUS) & R.C3_IRQ_ERROR
     assert f"request 0 (op {op} to node {dest}, {length} bytes) refused" in rig.log.read_text()
@@ -339,6 +340,8 @@ def test_no_slot_and_bad_slot_addresses_are_refused(artifacts, tmp_path):
         evs = rig.events()
         assert [(e["kind"], e["src"], e["status"], e["tag"]) for e in evs] == \
             [(R.C3_EV_ERROR, 1, R.C3_ERR_NO_SLOT, 1), (R.C3_EV_ERROR, 2, R.C3_ERR_ADDR, 2)]
+        assert all(e["flags"] == R.C3_EVF_PHASE | R.C3_EVF_ARRIVING and e["info"] == 0
+                   for e in evs)
         assert rig.reg(R.C3_REG_IRQ_STATUS) & R.C3_IRQ_ERROR
         assert rig.reg(R.C3_REG_RDMA_ERRORS) == 0
         log = rig.log.read_text()
@@ -378,6 +381,8 @@ def test_remote_dma_writes_at_the_given_physical_addresses_and_notifies(artifact
         evs = rig.events()
         assert [(e["kind"], e["src"], e["tag"], e["len"], e["status"]) for e in evs] == \
             [(R.C3_EV_RDMA, 1, 9, 608, 0), (R.C3_EV_ERROR, 1, 10, 3, R.C3_ERR_ADDR)]
+        assert [e["flags"] for e in evs] == [R.C3_EVF_PHASE,
+                                             R.C3_EVF_PHASE | R.C3_EVF_ARRIVING]
         assert rig.reg(R.C3_REG_RDMA_ERRORS) == 1 and rig.reg(R.C3_REG_RX_PACKETS) == 4
         assert "a RDMA packet from node 1 refused: its target range is outside memory" in \
             rig.log.read_text()
@@ -484,3 +489,154 @@ def test_the_device_defaults_are_the_declared_ones(artifacts):
     assert len(declared) == 7
     for p in declared:
         assert qemu_props[p.qemu] == p.default_text(), p.name
+
+
+def test_the_fifo_is_bounded_and_the_network_holds_the_rest_in_order(artifacts, tmp_path):
+    """1030 remote DMA packets arrive while the interface is off: 1024 wait in its FIFO,
+    the network holds the rest (a snapshot then refuses, naming them); once enabled every
+    one is written, in arrival order (each overwrites the same word), the last notifying."""
+    from snapshots import save
+    n = R.C3_RX_FIFO_MAX + 6
+    frames = [(1_100_000 + k, packet(R.C3_PKT_RDMA, 1, 0, struct.pack("<II", k, k),
+                                     raddr=TARGET + (k % 16) * 8, tag=k,
+                                     flags=R.C3_PKTF_LAST | (R.C3_PKTF_NOTIFY if k == n - 1
+                                                             else 0)))
+              for k in range(n)]
+    rig = Rig(artifacts, tmp_path, qmp=True, on_sync=deliver_on_first_sync(frames))
+    try:
+        rig.q.clock_set(T0)
+        assert save(rig.q, tmp_path / "c3.state")["status"] == "failed"
+        assert "cannot save the interface; 6 packets held in the network past the FIFO" in \
+            rig.log.read_text()
+        assert rig.q.qmp("cont") == {"return": {}}
+        rig.bring_up(at=T0 + 1000)
+        rig.q.clock_step(10_000_000)
+        assert rig.reg(R.C3_REG_RX_PACKETS) == n
+        words = rig.q.memread(TARGET, 16 * 8)
+        assert [struct.unpack_from("<I", words, j * 8)[0] for j in range(16)] == \
+            [max(k for k in range(n) if k % 16 == j) for j in range(16)]
+        (ev,) = rig.events()
+        assert (ev["kind"], ev["tag"]) == (R.C3_EV_RDMA, n - 1)
+    finally:
+        rig.close()
+
+
+def test_a_realize_that_fails_part_way_leaves_nothing_behind(asan_qemu, tmp_path):
+    """Hotplugged (ASan/UBSan QEMU): one that cannot reach its fabric, one with a bad
+    property, then a good one in the same slot; the clock runs between them."""
+    from retrolink.fuzz.engine import SANITIZER_ENV
+    from retrolink.qtest.client import Qtest
+    q = Qtest(asan_qemu, ["-device", "pcie-root-port,id=rp"], tmp_path / "qemu.log",
+              env=SANITIZER_ENV, qmp=True)
+    try:
+        r = q.qmp("device_add", driver="retrolink-cenju3", bus="rp",
+                  fabric=str(tmp_path / "none"))
+        assert "retrolink-cenju3: " in r["error"]["desc"], r
+        r = q.qmp("device_add", driver="retrolink-cenju3", bus="rp", **{"dma-rate": 0})
+        assert "dma-rate must be" in r["error"]["desc"], r
+        q.clock_step(2_000_000)
+        assert q.qmp("device_add", driver="retrolink-cenju3", bus="rp", id="c3") == \
+            {"return": {}}
+        q.clock_step(2_000_000)
+    finally:
+        status = q.close()
+    log = (tmp_path / "qemu.log").read_text()
+    assert status == 0 and "Sanitizer" not in log, log[-3000:]
+
+
+def test_a_busy_interface_under_asan(asan_qemu, tmp_path):
+    """Requests, a stalled receive side, events waiting, then disable and reset with all of
+    it in flight, on the ASan/UBSan QEMU: no report."""
+    from retrolink.fuzz.engine import SANITIZER_ENV
+    frames = [(T0 + 1000 + k * 100, msg_from(1, bytes([k]) * 300, tag=k)) for k in range(40)]
+    rig = Rig(None, tmp_path, qemu=asan_qemu, env=SANITIZER_ENV,
+              on_sync=deliver_on_first_sync(frames))
+    try:
+        rig.bring_up(slots=2, evq_size=2)
+        rig.post(RDMA, 1, 50_000, raddr=TARGET, flags=EV | NOTIFY)
+        rig.post(RDMA, 0, 3000, raddr=TARGET)
+        rig.q.clock_step(30_000)
+        assert rig.reg(R.C3_REG_STATUS) & R.C3_STATUS_RX_STALLED
+        rig.consume()
+        rig.q.clock_step(30_000)
+        rig.set_reg(R.C3_REG_CTRL, 0)
+        rig.q.clock_step(30_000)
+        rig.set_reg(R.C3_REG_CTRL, R.C3_CTRL_ENABLE)
+        rig.q.clock_step(30_000)
+        rig.set_reg(R.C3_REG_CTRL, R.C3_CTRL_RESET)
+        rig.q.clock_step(1_000_000)
+    finally:
+        status = rig.close()
+    log = rig.log.read_text()
+    assert status == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
+
+
+def test_trace_events_show_requests_packets_and_events(artifacts, tmp_path):
+    """-trace 'retrolink_c3_*' (qemu/trace-events): accesses, a request taken and one
+    refused, the packet out, the event written."""
+    trace = tmp_path / "trace.txt"
+    rig = Rig(artifacts, tmp_path, nodes=4,
+              extra=["-trace", f"enable=retrolink_c3_*,file={trace}"])
+    try:
+        rig.bring_up(nodes=4)
+        rig.post(MSG, 2, 16, tag=1)
+        rig.post(MSG, 9, 16, tag=2)
+        rig.q.clock_step(100_000)
+    finally:
+        rig.close()
+    text = trace.read_text()
+    for what in ("retrolink_c3_reg_write node 0: write 0x80 = 0x1",
+                 "retrolink_c3_take node 0: request 0 taken, op 1 to node 2, 16 bytes",
+                 "retrolink_c3_refused node 0: request 1 refused, C3_ERR 2",
+                 "retrolink_c3_packet_out node 0: packet to node 2, kind 1, 16 bytes",
+                 "retrolink_c3_event node 0: event 0 kind 3"):
+        assert what in text, (what, text[-2000:])
+
+
+def msi_cap(q, dev: int) -> int:
+    """The offset of the MSI capability in the function's configuration space."""
+    at = q.cfg_read(dev, 0x34) & 0xFF
+    while at:
+        word = q.cfg_read(dev, at)
+        if word & 0xFF == 0x05:
+            return at
+        at = (word >> 8) & 0xFF
+    raise AssertionError("no MSI capability")
+
+
+def test_interrupts_intx_and_msi_only_for_unmasked_causes(rig):
+    """INTx follows IRQ_STATUS & IRQ_MASK (raised by an event, lowered by the write-1-to-
+    clear); with MSI on, each unmasked cause writes the message (aimed at guest RAM here,
+    so the test can see it), a masked one does not."""
+    q = rig.q
+    rig.bring_up(nodes=4, irq_mask=0)
+    q.cmd("irq_intercept_in ioapic")
+    rig.post(MSG, 1, 8)                                 # masked: no interrupt
+    q.clock_step(100_000)
+    assert rig.reg(R.C3_REG_IRQ_STATUS) == R.C3_IRQ_EVENT
+    assert not any(line.startswith("IRQ raise") for line in q.async_lines)
+    rig.set_reg(R.C3_REG_IRQ_MASK, R.C3_IRQ_EVENT)      # now pending and unmasked: up
+    assert any(line.startswith("IRQ raise") for line in q.async_lines), q.async_lines
+    q.async_lines.clear()
+    rig.set_reg(R.C3_REG_IRQ_STATUS, R.C3_IRQ_EVENT)
+    assert any(line.startswith("IRQ lower") for line in q.async_lines), q.async_lines
+    # MSI, its message aimed at guest RAM
+    dev = q.find_pci(R.C3_PCI_VENDOR_ID, R.C3_PCI_DEVICE_ID)
+    cap = msi_cap(q, dev)
+    wide = (q.cfg_read(dev, cap) >> 16) & 0x80
+    box = 0x00300000
+    q.memwrite(box, bytes(4))
+    q.cfg_write(dev, cap + 4, box)
+    if wide:
+        q.cfg_write(dev, cap + 8, 0)
+    data_at = cap + (12 if wide else 8)
+    q.cfg_write(dev, data_at, (q.cfg_read(dev, data_at) & ~0xFFFF) | 0x4321)
+    q.cfg_write(dev, cap, q.cfg_read(dev, cap) | (1 << 16))     # MSI enable
+    rig.set_reg(R.C3_REG_IRQ_MASK, R.C3_IRQ_ERROR)
+    rig.consume()
+    rig.post(MSG, 1, 8)                                 # an event: masked
+    q.clock_step(100_000)
+    assert q.memread(box, 4) == bytes(4)
+    rig.post(MSG, 9, 8)                                 # refused: ERROR, unmasked
+    q.clock_step(100_000)
+    assert int.from_bytes(q.memread(box, 4), "little") == 0x4321

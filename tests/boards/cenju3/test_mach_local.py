@@ -1,6 +1,6 @@
 """norma.ko's Mach IPC on one node (local IPC; docs/boards/norma.md): rights, inline and OOL
-content, queue limits, accepted notifications, task death, killed processes, bad arguments
-and module unload, each checked by a mach_test subcommand (guest/bin/mach/) in the guest.
+content, queue limits, accepted notifications, task death, killed processes, bad arguments,
+random calls (mach_test fuzz: 3000, a fixed seed) and module unload, each checked by a mach_test subcommand (guest/bin/mach/) in the guest.
 One boot of the `plain` machine runs them all; norma.ko loads with its stand-in transport
 (de_stub.c, or de_*.c once it lands: with no Cenju-3 interface it is one node alone).
 The same subcommands take --node N to run against a server on another node."""

@@ -1,0 +1,173 @@
+"""`retrolink bench cenju3`: the Cenju-3 figures (bench/cenju3.toml, docs/boards/norma.md),
+measured in the guests under the timed model.
+
+One boot of the 2-PE machine runs mach_bench on both PEs: PE 1 serves a port it
+registered in the name service (`bench`), PE 0 looks it up and measures
+- the round trip of inline messages vs size, remote and local (a second task on PE 0);
+  one-way latency is half of it (figure 5);
+- one 4-byte message traced step by step: each PE prints the virtual time of its steps
+  (`RESULT step`), and the breakdown is the time from each step to the next (figure 6);
+- out-of-line throughput for 1 .. 25 pages of 16 KB: size / (half the round trip), the
+  average over the runs and the best run (figure 7).
+One boot of the 8-PE machine: PE 0 serves one port, the other PEs all send to it at once;
+every message must arrive (many_to_one).
+"""
+import tomllib
+
+from retrolink import paths
+from retrolink.bench.phase import run_measured
+from retrolink.bench.results import csv, find, parse_results
+from retrolink.bench.sx import machine_parameters
+from retrolink.model.machine import Machine, load_machine
+from retrolink.progress import StepFailed
+from retrolink.run.node_command import Artifacts
+
+DEFINITION = paths.REPO / "bench" / "cenju3.toml"
+ONE_WAY_END = "rcv_done"
+
+
+def load_definition(quick: bool) -> dict:
+    """bench/cenju3.toml; with quick, its [quick] values replace the full ones."""
+    d = tomllib.loads(DEFINITION.read_text())
+    if quick:
+        q = d["quick"]
+        d["sizes"], d["ool_pages"] = q["sizes"], q["ool_pages"]
+        d["latency"] = dict(d["latency"], reps=q["reps"])
+        d["ool"] = dict(d["ool"], runs=q["runs"])
+        d["many_to_one"] = dict(d["many_to_one"], messages=q["messages"])
+    return d
+
+
+def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str):
+    return run_measured(machine, art, scripts, what, "bench-cenju3")
+
+
+def pair_scripts(d: dict) -> dict[int, str]:
+    lat, ool = d["latency"], d["ool"]
+    client = (f"mach_bench client --server-node 1 --sizes {csv(d['sizes'])} "
+              f"--reps {lat['reps']} --warmup {lat['warmup']} "
+              f"--ool-pages {csv(d['ool_pages'])} --ool-runs {ool['runs']} "
+              f"--ool-warmup {ool['warmup']} --local 1 --trace 1")
+    return {0: client, 1: "mach_bench serve --trace 1"}
+
+
+def many_scripts(d: dict, nodes: int) -> dict[int, str]:
+    m = d["many_to_one"]
+    senders = nodes - 1
+    scripts = {0: f"mach_bench sink --senders {senders} --messages {m['messages']}"}
+    for n in range(1, nodes):
+        scripts[n] = f"mach_bench source --server-node 0 --messages {m['messages']} --size {m['size']}"
+    return scripts
+
+
+def one(res, name: str, **match):
+    (r,) = find(res, name, **match) or [None]
+    if r is None:
+        raise StepFailed(f"mach_bench printed no {name} result for "
+                         + ", ".join(f"{k}={v}" for k, v in match.items()))
+    return r
+
+
+def breakdown(res) -> dict[str, float]:
+    """step -> us: the time from each traced step of the 4-byte message to the next, in
+    the order of their virtual times (both PEs' clocks are the one virtual clock), up to
+    the receiver's mach_msg returning (ONE_WAY_END): what comes after it (receive
+    complete going back to the sender) is not part of the one-way time."""
+    steps = sorted(((int(r.fields["t_ns"]), r.fields["name"]) for r in find(res, "step")))
+    ends = [i for i, (_, name) in enumerate(steps) if name == ONE_WAY_END]
+    if ends:
+        steps = steps[:ends[0] + 1]
+    if len(steps) < 2:
+        raise StepFailed("mach_bench traced fewer than 2 steps of the 4-byte message")
+    return {f"{a}->{b}": round((tb - ta) / 1000, 3)
+            for (ta, a), (tb, b) in zip(steps, steps[1:])}
+
+
+def measure_pair(machine: Machine, art: Artifacts, d: dict) -> dict:
+    result = _run(machine, art, pair_scripts(d),
+                  "inline latency (remote, local), 4-byte breakdown, OOL throughput")
+    res = [x for r in result.nodes for x in parse_results(r.node, r.lines)]
+    lat = {w: {str(s): one(res, "latency", where=w, size=s).num("oneway_us")
+               for s in d["sizes"]} for w in ("remote", "local")}
+    ool = {str(p): one(res, "ool", pages=p) for p in d["ool_pages"]}
+    return {"latency_us": lat["remote"], "local_latency_us": lat["local"],
+            "breakdown_us": breakdown(res),
+            "ool_avg_MBps": {p: r.num("avg_MBps") for p, r in ool.items()},
+            "ool_max_MBps": {p: r.num("max_MBps") for p, r in ool.items()}}
+
+
+def measure_many(machine: Machine, art: Artifacts, d: dict) -> dict:
+    nodes = machine.cluster.nodes
+    result = _run(machine, art, many_scripts(d, nodes),
+                  f"many-to-one: {nodes - 1} PEs send to one port")
+    res = [x for r in result.nodes for x in parse_results(r.node, r.lines)]
+    r = one(res, "many_to_one")
+    out = {"senders": int(r.fields["senders"]), "messages": int(r.fields["messages"]),
+           "delivered": int(r.fields["delivered"])}
+    if out["delivered"] != out["messages"]:
+        raise StepFailed(f"many-to-one: {out['delivered']} of {out['messages']} messages "
+                         f"delivered (logs: {result.run_dir})")
+    return out
+
+
+def run_cenju3(overrides: dict, art: Artifacts, quick: bool) -> dict:
+    d = load_definition(quick)
+    pair = load_machine(d["machines"]["pair"], overrides)
+    many = load_machine(d["machines"]["many"], overrides)
+    out = measure_pair(pair, art, d)
+    out["many_to_one"] = measure_many(many, art, d)
+    out["parameters"] = {"pair": machine_parameters(pair), "many": machine_parameters(many)}
+    return out
+
+
+def table(r: dict) -> str:
+    p = r["parameters"]["pair"]
+    nets = ", ".join(f"{n['topology']} {n['rate'] / 1e6:g} MB/s" for n in p["networks"].values())
+    lines = [
+        f"Cenju-3, machine {p['machine']} ({p['cpu_mips']:g} MIPS), network {nets}",
+        "(measured in the guests under the timed model; MB = 10^6 bytes, us = guest microseconds)",
+        "",
+        "one-way latency_us of inline messages (figure 5)",
+        "  size_B      remote      local",
+    ]
+    for s in sorted(r["latency_us"], key=int):
+        lines.append(f"  {int(s):6d}  {r['latency_us'][s]:10.1f} {r['local_latency_us'][s]:10.1f}")
+    lines += ["", "4-byte one-way breakdown_us by step (figure 6)"]
+    lines += [f"  {k:<40} {v:8.2f}" for k, v in r["breakdown_us"].items()]
+    lines += [f"  {'total':<40} {sum(r['breakdown_us'].values()):8.2f}",
+              "", "OOL throughput MB/s, size / (half the round trip) (figure 7)",
+              "  pages   avg_MBps   max_MBps"]
+    for pg in sorted(r["ool_avg_MBps"], key=int):
+        lines.append(f"  {int(pg):5d} {r['ool_avg_MBps'][pg]:10.2f} {r['ool_max_MBps'][pg]:10.2f}")
+    m = r["many_to_one"]
+    lines += ["", f"many-to-one: {m['senders']} senders, {m['messages']} messages, "
+              f"{m['delivered']} delivered"]
+    return "\n".join(lines)
+
+
+def plot(r: dict, path) -> None:
+    """Figures 5, 6 and 7 of the paper side by side."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.2))
+    for key, label in (("latency_us", "remote (NORMA IPC/DE)"), ("local_latency_us", "local")):
+        sizes = sorted(map(int, r[key]))
+        a.plot(sizes, [r[key][str(s)] for s in sizes], marker="o", label=label)
+    a.set(xlabel="inline data (bytes)", ylabel="one-way latency (us)", title="latency (fig. 5)")
+    a.grid(True, alpha=0.3)
+    a.legend(fontsize=8)
+    steps = list(r["breakdown_us"])
+    b.barh(range(len(steps)), [r["breakdown_us"][k] for k in steps])
+    b.set_yticks(range(len(steps)), steps, fontsize=7)
+    b.invert_yaxis()
+    b.set(xlabel="us", title="4-byte one-way breakdown (fig. 6)")
+    pages = sorted(map(int, r["ool_avg_MBps"]))
+    for key, label in (("ool_avg_MBps", "average"), ("ool_max_MBps", "maximum")):
+        c.plot(pages, [r[key][str(p)] for p in pages], marker="s", label=label)
+    c.set(xlabel="OOL data (16 KB pages)", ylabel="MB/s", title="OOL throughput (fig. 7)")
+    c.grid(True, alpha=0.3)
+    c.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
+    plt.close(fig)

@@ -1,0 +1,57 @@
+"""`bench cenju3`'s pieces that need no guest: the breakdown from the two PEs' traced
+steps, the quick definition, the table's form."""
+import pytest
+
+from retrolink.bench import cenju3
+from retrolink.bench.results import parse_results
+from retrolink.progress import StepFailed
+
+
+def test_breakdown_orders_both_nodes_steps_by_virtual_time():
+    sender = ["RESULT step side=send name=mach_msg t_ns=1000",
+              "RESULT step side=send name=request_queued t_ns=4000"]
+    receiver = ["RESULT step side=recv name=request_arrived t_ns=20500",
+                "RESULT step side=recv name=rcv_done t_ns=27000",
+                "RESULT step side=send name=de_done_rx t_ns=40000"]
+    res = parse_results(0, sender) + parse_results(1, receiver)
+    assert cenju3.breakdown(res) == {"mach_msg->request_queued": 3.0,
+                                     "request_queued->request_arrived": 16.5,
+                                     "request_arrived->rcv_done": 6.5}
+
+
+def test_breakdown_needs_two_steps():
+    with pytest.raises(StepFailed, match="fewer than 2 steps"):
+        cenju3.breakdown(parse_results(0, ["RESULT step side=send name=x t_ns=1"]))
+
+
+def test_quick_definition_replaces_the_full_values():
+    full, quick = cenju3.load_definition(False), cenju3.load_definition(True)
+    assert quick["sizes"] == full["quick"]["sizes"] and quick["sizes"] != full["sizes"]
+    assert quick["latency"]["reps"] == full["quick"]["reps"]
+    assert quick["latency"]["warmup"] == full["latency"]["warmup"]
+    assert quick["many_to_one"]["messages"] == full["quick"]["messages"]
+
+
+def test_scripts_name_every_node():
+    d = cenju3.load_definition(True)
+    pair = cenju3.pair_scripts(d)
+    assert pair[0].startswith("mach_bench client --server-node 1 --sizes 4,256,2048")
+    assert pair[1] == "mach_bench serve --trace 1"
+    many = cenju3.many_scripts(d, 8)
+    assert sorted(many) == list(range(8))
+    assert many[0] == f"mach_bench sink --senders 7 --messages {d['many_to_one']['messages']}"
+
+
+def test_table_has_every_figure():
+    r = {"latency_us": {"4": 30.0, "2048": 120.5}, "local_latency_us": {"4": 9.0, "2048": 20.0},
+         "breakdown_us": {"a->b": 3.0, "b->c": 16.5},
+         "ool_avg_MBps": {"1": 20.0, "25": 31.5}, "ool_max_MBps": {"1": 21.0, "25": 32.0},
+         "many_to_one": {"senders": 7, "messages": 70, "delivered": 70},
+         "parameters": {"pair": {"machine": "cenju-3", "cpu_mips": 75,
+                                 "networks": {"min": {"topology": "min", "rate": 40e6}}}}}
+    t = cenju3.table(r)
+    assert "machine cenju-3 (75 MIPS), network min 40 MB/s" in t
+    assert "    2048       120.5       20.0" in t
+    assert "total" in t and "19.50" in t
+    assert "     25      31.50      32.00" in t
+    assert "many-to-one: 7 senders, 70 messages, 70 delivered" in t
