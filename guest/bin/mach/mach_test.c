@@ -11,6 +11,9 @@
  *   mach_test killed  [--node N]   processes killed in the middle of mach_msg
  *   mach_test badargs [--node N]   every documented error for bad arguments
  *   mach_test fuzz [--node N] [--rounds R] [--seed S]   random calls from several tasks
+ *   mach_test manytoone [--senders S] [--remote R] [--messages M]   S local senders and R
+ *                     "mach_test sendto" on other nodes to one port: all arrive, in order
+ *   mach_test sendto --node N --id K [--messages M]   one of those remote senders
  *   mach_test serve [--name S] [--seconds T]   an echo server, for the tests on other nodes
  *   mach_test hold --seconds T     keep a task (and a port) open for T seconds
  *
@@ -291,7 +294,8 @@ static int hold(unsigned seconds)
 int main(int argc, char **argv)
 {
     static const char *const known[] = { "--node", "--name", "--seconds", "--rounds",
-                                         "--seed", NULL };
+                                         "--seed", "--senders", "--remote", "--messages",
+                                         "--id", NULL };
     static const struct { const char *name; int (*fn)(int node); } tests[] = {
         { "rights", test_rights }, { "inline", test_inline }, { "ool", test_ool },
         { "qlimit", test_qlimit }, { "notify", test_notify }, { "badargs", test_badargs },
@@ -303,6 +307,8 @@ int main(int argc, char **argv)
         printf("usage: mach_test rights|inline|ool|qlimit|notify|badargs|death|killed"
                " [--node N]\n"
                "       mach_test fuzz [--node N] [--rounds R] [--seed S]\n"
+               "       mach_test manytoone [--senders S] [--remote R] [--messages M]\n"
+               "       mach_test sendto --node N --id K [--messages M]\n"
                "       mach_test serve [--name S] [--seconds T] | hold --seconds T\n");
         return 0;
     }
@@ -319,6 +325,17 @@ int main(int argc, char **argv)
         return test_fuzz(node, (unsigned)cli_num("--rounds", "3000", 1, 10000000, NULL),
                          (unsigned)cli_num("--seed", "1", 0, 0x7fffffff, NULL)) ||
                cli_failures() != 0;
+    }
+    if (!strcmp(cmd, "manytoone")) {
+        return test_many_to_one((unsigned)cli_num("--senders", "8", 0, 64, NULL),
+                                (unsigned)cli_num("--remote", "0", 0, 64, NULL),
+                                (unsigned)cli_num("--messages", "50", 1, 100000, NULL)) ||
+               cli_failures() != 0;
+    }
+    if (!strcmp(cmd, "sendto")) {
+        return send_to((int)cli_num("--node", NULL, 0, 255, NULL),
+                       (unsigned)cli_num("--id", NULL, 0, 63, NULL),
+                       (unsigned)cli_num("--messages", "50", 1, 100000, NULL));
     }
     if (!strcmp(cmd, "serve")) {
         return serve(cli_str("--name", ECHO_NAME),

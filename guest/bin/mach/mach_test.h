@@ -67,5 +67,7 @@ int test_death(int node);
 int test_killed(int node);
 int test_badargs(int node);
 int test_fuzz(int node, unsigned rounds, unsigned seed);
+int test_many_to_one(unsigned senders, unsigned remote, unsigned messages);
+int send_to(int node, unsigned id, unsigned messages);
 
 #endif

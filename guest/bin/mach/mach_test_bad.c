@@ -85,6 +85,10 @@ static void bad_messages(task_t t, mach_port_name_t p)
     m->d[0].out_of_line = (mach_msg_ool_descriptor_t){ .address = 16, .size = 100,
                                                        .type = MACH_MSG_OOL_DESCRIPTOR };
     EXPECT("ool_bad_address", send_raw(t, m, 44, 0), MACH_SEND_INVALID_MEMORY);
+    m->d[0].out_of_line.address = ~0ull - 50;
+    EXPECT("ool_wraps_around", send_raw(t, m, 44, 0), MACH_SEND_INVALID_MEMORY);
+    m->d[0].out_of_line.address = 0xffff888000000000ull;
+    EXPECT("ool_kernel_address", send_raw(t, m, 44, 0), MACH_SEND_INVALID_MEMORY);
     m->d[0].out_of_line.size = MACH_MSG_OOL_MAX + 1;
     EXPECT("ool_too_large", send_raw(t, m, 44, 0), MACH_SEND_TOO_LARGE);
     m->d[0].out_of_line.size = 100;

@@ -51,12 +51,17 @@ static void limits(task_t t, mach_port_name_t p)
     cli_result("send_timeout_waits_then_times_out", mr == MACH_SEND_TIMED_OUT && t0 >= 200 &&
                t0 < 2000 && status_of(t, p).msgcount == 5, "%s after %lld ms", E(mr),
                (long long)t0);
-    kr = mach_port_set_qlimit(t, p, 6);
+    mach_port_limits_t lim = { .mpl_qlimit = 6 };
+    kr = mach_port_set_attributes(t, p, MACH_PORT_LIMITS_INFO, (mach_port_info_t)&lim,
+                                  MACH_PORT_LIMITS_INFO_COUNT);
     mr = send_data(t, p, MACH_MSG_TYPE_COPY_SEND, 5, NULL, 0, MACH_SEND_TIMEOUT, 0, 0);
     cli_result("raised_qlimit_takes_more", kr == KERN_SUCCESS && mr == MACH_MSG_SUCCESS &&
                status_of(t, p).msgcount == 6, "%s, %s", E(kr), E(mr));
     kr = mach_port_set_qlimit(t, p, MACH_PORT_QLIMIT_MAX + 1);
     cli_result("qlimit_above_max_invalid_value", kr == KERN_INVALID_VALUE, "%s", E(kr));
+    kr = mach_port_set_attributes(t, p, 2, (mach_port_info_t)&lim, MACH_PORT_LIMITS_INFO_COUNT);
+    cli_result("set_attributes_other_flavor_invalid_argument", kr == KERN_INVALID_ARGUMENT,
+               "%s", E(kr));
     kr = mach_port_set_qlimit(t, p, MACH_PORT_QLIMIT_MAX);
     cli_result("qlimit_max_16", kr == KERN_SUCCESS && status_of(t, p).qlimit == 16, "%s",
                E(kr));
@@ -235,6 +240,90 @@ int test_notify(int node)
     cli_result("notification_when_destroyed", mr == MACH_MSG_SUCCESS &&
                m->h.msgh_id == MACH_NOTIFY_MSG_ACCEPTED, "%s", E(mr));
     notify_through_server(t, node, n, m);
+    free(m);
+    return 0;
+}
+
+/* ---- many to one ------------------------------------------------------------------------ */
+
+#define M2O_NAME    "mach_test_m2o"
+#define M2O_ID      2000
+#define M2O_MAX     64              /* senders */
+
+struct m2o { uint32_t sender, seq; };
+
+/* M messages from sender id to the port named M2O_NAME on node (waiting for it to be there);
+ * 0 if all were sent */
+int send_to(int node, unsigned id, unsigned messages)
+{
+    task_t t = mach_task_create();
+    mach_port_name_t port = MACH_PORT_NULL;
+    kern_return_t kr = KERN_FAILURE;
+    unsigned here, nodes, sent = 0;
+
+    mach_host_node(&here, &nodes);
+    for (int64_t end = now_ms() + WAIT_MS; now_ms() < end; usleep(20000)) {
+        kr = netname_look_up(t, node < 0 ? here : (unsigned)node, M2O_NAME, &port);
+        if (kr != NETNAME_NOT_CHECKED_IN) {
+            break;
+        }
+    }
+    for (unsigned i = 0; kr == NETNAME_SUCCESS && i < messages; i++) {
+        struct m2o body = { id, i };
+        sent += send_data(t, port, MACH_MSG_TYPE_COPY_SEND, M2O_ID, &body, sizeof(body),
+                          MACH_SEND_TIMEOUT, WAIT_MS, 0) == MACH_MSG_SUCCESS;
+    }
+    mach_task_terminate(t);
+    return sent == messages ? 0 : 1;
+}
+
+static int local_sender(unsigned id, unsigned messages)
+{
+    return send_to(-1, id, messages);
+}
+
+/* senders local processes (ids 0 ..) and remote ones (mach_test sendto on other nodes, ids
+ * after them) send 'messages' each to one port with the default queue limit */
+int test_many_to_one(unsigned senders, unsigned remote, unsigned messages)
+{
+    task_t t = mach_task_self();
+    mach_port_name_t p = new_port(t);
+    msgbuf_t *m = calloc(1, sizeof(*m));
+    unsigned next[M2O_MAX] = { 0 }, total = senders + remote, got = 0, disorder = 0;
+    pid_t pids[M2O_MAX];
+    int done = 0;
+
+    if (total > M2O_MAX) {
+        cli_usage_error("at most %d senders", M2O_MAX);
+    }
+    netname_check_in(t, M2O_NAME, p);
+    for (unsigned i = 0; i < senders; i++) {
+        fflush(stdout);
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            _exit(local_sender(i, messages));
+        }
+    }
+    while (got < total * messages && receive(t, p, m, 0, 0) == MACH_MSG_SUCCESS) {
+        struct m2o body;
+        memcpy(&body, m->body, sizeof(body));
+        if (m->h.msgh_id != M2O_ID || body.sender >= total || body.seq != next[body.sender]) {
+            disorder++;
+            continue;
+        }
+        next[body.sender]++;
+        got++;
+    }
+    for (unsigned i = 0; i < senders; i++) {
+        done += wait_child(pids[i], WAIT_MS) == 0;
+    }
+    cli_result("many_to_one_all_delivered", got == total * messages && disorder == 0,
+               "%u of %u messages, %u out of order", got, total * messages, disorder);
+    cli_result("many_to_one_local_senders_done", done == (int)senders, "%d of %u", done, senders);
+    cli_result("many_to_one_nothing_left", status_of(t, p).msgcount == 0 &&
+               status_of(t, p).seqno == got, "%u queued, seqno %u", status_of(t, p).msgcount,
+               status_of(t, p).seqno);
+    netname_check_out(t, M2O_NAME, p);
     free(m);
     return 0;
 }

@@ -112,12 +112,13 @@ kern_return_t ipc_right_type(struct ipc_task *task, u32 name, u32 *type);
  * with *wtype set is MACH_PORT_DEAD.
  */
 struct ipc_ledger {
-	u32 n;
+	u32 n, max;                     /* entries used, room (2 + descriptors) */
 	struct {
 		struct ipc_entry *entry;
 		u32 move_send, copy_send, move_so, move_recv, make;
-	} e[2 + MACH_MSG_DESC_MAX];
+	} e[];
 };
+struct ipc_ledger *ipc_ledger_alloc(u32 ndesc);     /* kfree() it */
 int ipc_right_check(struct ipc_task *task, struct ipc_ledger *ledger, u32 name, u32 disp);
 void ipc_right_copyin(struct ipc_task *task, u32 name, u32 disp, struct ipc_port **port,
 		      u32 *wtype);
@@ -242,7 +243,10 @@ void ipc_name_ioctl(struct ipc_task *task, unsigned int cmd, struct mach_netname
 void ipc_names_port_died(struct ipc_port *port);
 void ipc_names_exit(void);
 
-/* ---- the breakdown (ipc_main.c) ---------------------------------------------------- */
+/* ---- the breakdown (ipc_msg.c, ipc_main.c) ------------------------------------------- */
 extern struct mach_times ipc_times;         /* under ipc_lock */
+/* A breakdown stamp: norma_de_now(), or 0 with the module option stamps=0 (the
+ * interface's clock may cost a register access each time: 6 per message here). */
+u64 ipc_now(void);
 
 #endif /* NORMA_IPC_H */

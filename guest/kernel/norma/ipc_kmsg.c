@@ -77,6 +77,10 @@ mach_msg_return_t ipc_kmsg_get(struct ipc_send *s, u64 uaddr, u32 size)
 				return MACH_SEND_INVALID_TYPE;
 			if (d->out_of_line.size > MACH_MSG_OOL_MAX - s->ool_bytes)
 				return MACH_SEND_TOO_LARGE;
+			/* a region past the end of the address space: not memory at all */
+			if (d->out_of_line.size &&
+			    d->out_of_line.address + d->out_of_line.size < d->out_of_line.address)
+				return MACH_SEND_INVALID_MEMORY;
 			s->ool_bytes += d->out_of_line.size;
 			s->ool_pages += DIV_ROUND_UP(d->out_of_line.size, NORMA_PAGE_SIZE);
 			break;
@@ -183,10 +187,9 @@ mach_msg_return_t ipc_kmsg_check_rights(struct ipc_task *task, struct ipc_send *
 	u32 i;
 
 	ipc_lock_held();
-	l = kmalloc(sizeof(*l), GFP_KERNEL);
+	l = ipc_ledger_alloc(s->ndesc);
 	if (!l)
 		return MACH_SEND_NO_BUFFER;
-	l->n = 0;
 	e = ipc_entry_lookup(task, dname);
 	if (!e || !e->port || ddisp == MACH_MSG_TYPE_MOVE_RECEIVE ||
 	    ipc_right_check(task, l, dname, ddisp)) {

@@ -16,6 +16,16 @@
 
 DEFINE_MUTEX(ipc_lock);
 
+static bool stamps = true;
+module_param(stamps, bool, 0644);
+MODULE_PARM_DESC(stamps, "take the breakdown stamps of MACH_IOC_TIMES (default: yes); each "
+		 "is a read of the interface's clock");
+
+u64 ipc_now(void)
+{
+	return READ_ONCE(stamps) ? norma_de_now() : 0;
+}
+
 void ipc_unlock(void)
 {
 	mutex_unlock(&ipc_lock);

@@ -252,7 +252,7 @@ static void rtx_done(struct norma_tx *tx, int status)
 
 	mutex_lock(&ipc_lock);
 	rt->status = status;
-	ipc_times.send_done_ns = norma_de_now();
+	ipc_times.send_done_ns = ipc_now();
 	if (status) {
 		/* not delivered: no "accepted" will come for it */
 		p = pending_find(rt->proxy, rt->seqno);

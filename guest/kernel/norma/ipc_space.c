@@ -287,6 +287,17 @@ static bool disp_is_send(u32 disp)
 	return disp >= MACH_MSG_TYPE_MOVE_SEND && disp <= MACH_MSG_TYPE_MAKE_SEND_ONCE;
 }
 
+struct ipc_ledger *ipc_ledger_alloc(u32 ndesc)
+{
+	struct ipc_ledger *l = kmalloc(struct_size(l, e, 2 + ndesc), GFP_KERNEL);
+
+	if (l) {
+		l->n = 0;
+		l->max = 2 + ndesc;
+	}
+	return l;
+}
+
 /* 0: name's right can go in the message with disp; -EINVAL: it cannot */
 int ipc_right_check(struct ipc_task *task, struct ipc_ledger *l, u32 name, u32 disp)
 {
@@ -298,7 +309,7 @@ int ipc_right_check(struct ipc_task *task, struct ipc_ledger *l, u32 name, u32 d
 	for (i = 0; i < l->n && l->e[i].entry != e; i++)
 		;
 	if (i == l->n) {
-		if (l->n == ARRAY_SIZE(l->e))
+		if (l->n == l->max)
 			return -EINVAL;
 		memset(&l->e[i], 0, sizeof(l->e[i]));
 		l->e[i].entry = e;
@@ -478,10 +489,9 @@ kern_return_t ipc_right_insert(struct ipc_task *task, u32 name, u32 poly, u32 po
 		return KERN_INVALID_VALUE;
 	if (poly_type < MACH_MSG_TYPE_MOVE_SEND || poly_type > MACH_MSG_TYPE_MAKE_SEND_ONCE)
 		return KERN_INVALID_VALUE;
-	l = kmalloc(sizeof(*l), GFP_KERNEL);
+	l = ipc_ledger_alloc(0);
 	if (!l)
 		return KERN_RESOURCE_SHORTAGE;
-	l->n = 0;
 	bad = ipc_right_check(task, l, poly, poly_type);
 	kfree(l);
 	if (bad)

@@ -129,6 +129,19 @@ kern_return_t mach_port_set_qlimit(task_t task, mach_port_name_t name,
     return port_call(task, MACH_IOC_PORT_SET_QLIMIT, &a);
 }
 
+kern_return_t mach_port_set_attributes(task_t task, mach_port_name_t name,
+                                       mach_port_flavor_t flavor, mach_port_info_t info,
+                                       mach_msg_type_number_t count)
+{
+    if (flavor != MACH_PORT_LIMITS_INFO) {
+        return KERN_INVALID_ARGUMENT;
+    }
+    if (!info || count < MACH_PORT_LIMITS_INFO_COUNT) {
+        return KERN_FAILURE;
+    }
+    return mach_port_set_qlimit(task, name, ((mach_port_limits_t *)info)->mpl_qlimit);
+}
+
 kern_return_t mach_port_get_status(task_t task, mach_port_name_t name,
                                    struct mach_port_status *status)
 {

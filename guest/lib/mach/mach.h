@@ -75,6 +75,20 @@ kern_return_t mach_port_type(task_t task, mach_port_name_t name, mach_port_type_
 /* A receive right's queue limit, MACH_PORT_QLIMIT_MIN .. MACH_PORT_QLIMIT_MAX. */
 kern_return_t mach_port_set_qlimit(task_t task, mach_port_name_t name,
 				   mach_port_msgcount_t qlimit);
+/* The same in Mach's form: flavor MACH_PORT_LIMITS_INFO with a mach_port_limits_t (count
+ * MACH_PORT_LIMITS_INFO_COUNT); another flavor is KERN_INVALID_ARGUMENT, a short count
+ * KERN_FAILURE. */
+typedef int mach_port_flavor_t;
+typedef int *mach_port_info_t;
+typedef unsigned int mach_msg_type_number_t;
+#define MACH_PORT_LIMITS_INFO       1
+typedef struct mach_port_limits {
+	mach_port_msgcount_t mpl_qlimit;
+} mach_port_limits_t;
+#define MACH_PORT_LIMITS_INFO_COUNT 1
+kern_return_t mach_port_set_attributes(task_t task, mach_port_name_t name,
+				       mach_port_flavor_t flavor, mach_port_info_t info,
+				       mach_msg_type_number_t count);
 /* A receive right's queue: sequence number, limit, messages queued, rights out. */
 kern_return_t mach_port_get_status(task_t task, mach_port_name_t name,
 				   struct mach_port_status *status);

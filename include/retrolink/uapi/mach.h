@@ -312,8 +312,9 @@ struct mach_info {
 
 /*
  * The benchmark's breakdown: virtual-time stamps (ns, the interface's clock; 0 where a
- * step did not happen) of the last message this node sent and of the last one it
- * received, as the IPC layer saw them. The transport's own steps are its business.
+ * step did not happen, or with norma.ko's option stamps=0) of the last message this node
+ * sent and of the last one it received, as the IPC layer saw them. The transport's own
+ * steps are its business.
  */
 struct mach_times {
 	/* last send */

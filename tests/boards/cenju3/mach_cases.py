@@ -3,7 +3,7 @@ shared by the tests that run it on one node and through the loopback transport."
 from helpers import run_retrolink
 
 SUBCOMMANDS = ("rights", "inline", "ool", "qlimit", "notify", "death", "killed", "badargs",
-               "fuzz")
+               "fuzz", "manytoone")
 
 # what each subcommand must PASS on one node, exactly (a case that disappears fails too)
 LOCAL = {
@@ -27,7 +27,8 @@ LOCAL = {
         ool_131072_bytes ool_147456_bytes ool_409600_bytes ool_deallocate_unmaps_sender
         ool_two_regions_a_right_and_inline""",
     "qlimit": """qlimit_default_5 queue_holds_qlimit send_timeout_waits_then_times_out
-        raised_qlimit_takes_more qlimit_above_max_invalid_value qlimit_max_16
+        raised_qlimit_takes_more qlimit_above_max_invalid_value
+        set_attributes_other_flavor_invalid_argument qlimit_max_16
         full_queue_blocks_sender_until_room blocked_sender_message_arrives
         blocked_send_interrupted_by_signal qlimit_unknown_name qlimit_needs_receive_right
         many_sends_through_the_limit""",
@@ -42,12 +43,15 @@ LOCAL = {
         blocked_receiver_wakes_port_died receive_rights_in_a_cycle""",
     "killed": "killed_blocked_sender killed_blocked_receiver killed_while_streaming_ool",
     "fuzz": "fuzz_then_clean_round_trip fuzz_exercised",
+    "manytoone": """many_to_one_all_delivered many_to_one_local_senders_done
+        many_to_one_nothing_left""",
     "badargs": """send_size_zero send_size_below_header send_size_not_x4 send_size_above_max
         send_null_buffer unknown_option unknown_header_bits dest_unknown_name dest_null
         dest_no_disposition dest_move_receive dest_send_once_of_send_right reply_unknown_name
         reply_move_receive reply_bad_disposition one_send_once_used_twice complex_without_body
         too_many_descriptors descriptors_past_the_end unknown_descriptor_type
-        port_bad_disposition port_unknown_name ool_bad_address ool_too_large
+        port_bad_disposition port_unknown_name ool_bad_address ool_wraps_around
+        ool_kernel_address ool_too_large
         ool_bad_copy_option refused_sends_queue_nothing receive_unknown_name
         receive_without_receive_right receive_empty_times_out receive_buffer_below_header
         receive_null_buffer receive_unknown_option allocate_bad_right allocate_port_set
