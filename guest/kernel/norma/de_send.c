@@ -47,7 +47,10 @@ static void de_tx_finish(struct de_tx *d)
 		de_out_send(d->peer, out);
 	}
 	DE_TRACE(NORMA_TR_DONE, de.node, d->xid);
+	/* a norma_de_cancel racing with this reads d under the lock: done before it goes */
+	spin_lock(&de.lock);
 	tx->de = NULL;
+	spin_unlock(&de.lock);
 	kfree(d->ops);
 	kfree(d);
 	tx->done(tx, status);
