@@ -41,7 +41,8 @@ static void c3_evq_write(C3State *s, const C3Ev *ev)
     uint64_t base = c3_u64(s->evq_base_lo, s->evq_base_hi);
     uint64_t at = base + (uint64_t)(s->evq_head & (s->evq_size - 1)) * sizeof(struct c3_event);
     /* 1 on the first lap, 0 on the second, ...: 2^32 is a whole number of laps */
-    uint8_t phase = ((s->evq_head / s->evq_size) & 1) ? 0 : C3_EVF_PHASE;
+    uint8_t flags = (((s->evq_head / s->evq_size) & 1) ? 0 : C3_EVF_PHASE) |
+                    (ev->flags & C3_EVF_ARRIVING);
     uint8_t buf[sizeof(struct c3_event)] = { 0 };
 
     buf[offsetof(struct c3_event, kind)] = ev->kind;
@@ -54,7 +55,7 @@ static void c3_evq_write(C3State *s, const C3Ev *ev)
     stq_le_p(buf + offsetof(struct c3_event, t_ns), c3_now());
     /* the body with flags 0, then the flags byte: a reader that sees the phase sees all */
     pci_dma_write(PCI_DEVICE(s), at, buf, sizeof(buf));
-    pci_dma_write(PCI_DEVICE(s), at + offsetof(struct c3_event, flags), &phase, 1);
+    pci_dma_write(PCI_DEVICE(s), at + offsetof(struct c3_event, flags), &flags, 1);
     trace_retrolink_c3_event(s->node, s->evq_head, ev->kind, ev->src, ev->info, ev->status,
                              c3_now());
     s->evq_head++;
@@ -72,17 +73,17 @@ void c3_stall(C3State *s)
     }
 }
 
-static C3Ev c3_ev(uint32_t kind, uint32_t src, uint32_t info, uint32_t tag, uint32_t len,
-                  uint32_t status)
+static C3Ev c3_ev(uint32_t flags, uint32_t kind, uint32_t src, uint32_t info, uint32_t tag,
+                  uint32_t len, uint32_t status)
 {
-    return (C3Ev) { .kind = kind, .src = src, .info = info, .tag = tag, .len = len,
-                    .status = status };
+    return (C3Ev) { .kind = kind, .flags = flags, .src = src, .info = info, .tag = tag,
+                    .len = len, .status = status };
 }
 
 void c3_evq_post(C3State *s, uint32_t kind, uint32_t src, uint32_t info, uint32_t tag,
                  uint32_t len, uint32_t status)
 {
-    C3Ev ev = c3_ev(kind, src, info, tag, len, status);
+    C3Ev ev = c3_ev(0, kind, src, info, tag, len, status);
 
     if (c3_evq_can_post(s)) {
         c3_evq_write(s, &ev);
@@ -98,10 +99,10 @@ void c3_evq_post(C3State *s, uint32_t kind, uint32_t src, uint32_t info, uint32_
     c3_stall(s);
 }
 
-void c3_evq_post_reserved(C3State *s, uint32_t kind, uint32_t src, uint32_t info,
-                          uint32_t tag, uint32_t len, uint32_t status)
+void c3_evq_post_reserved(C3State *s, uint32_t flags, uint32_t kind, uint32_t src,
+                          uint32_t info, uint32_t tag, uint32_t len, uint32_t status)
 {
-    C3Ev ev = c3_ev(kind, src, info, tag, len, status);
+    C3Ev ev = c3_ev(flags, kind, src, info, tag, len, status);
 
     assert(s->evq_reserved > 0);
     s->evq_reserved--;

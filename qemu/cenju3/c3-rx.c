@@ -171,7 +171,8 @@ static void c3_rx_refuse(C3State *s, C3Packet *p)
     if (p->kind == C3_PKT_RDMA) {
         s->rdma_errors++;
     }
-    c3_evq_post_reserved(s, C3_EV_ERROR, p->src, 0, p->tag, p->len, s->rx_err);
+    c3_evq_post_reserved(s, C3_EVF_ARRIVING, C3_EV_ERROR, p->src, 0, p->tag, p->len,
+                         s->rx_err);
     c3_raise(s, C3_IRQ_ERROR);
 }
 
@@ -189,11 +190,11 @@ void c3_rx_done(C3State *s)
         pci_dma_write(pdev, s->rx_target + C3_SLOT_PAYLOAD, p->data, p->len);
         pci_dma_write(pdev, s->rx_target, &hdr, sizeof(hdr));
         s->rx_next_slot[p->src] = (s->rx_slot + 1) % s->rxt_slots;
-        c3_evq_post_reserved(s, C3_EV_MSG, p->src, s->rx_slot, p->tag, p->len, C3_ERR_NONE);
+        c3_evq_post_reserved(s, 0, C3_EV_MSG, p->src, s->rx_slot, p->tag, p->len, C3_ERR_NONE);
     } else {
         pci_dma_write(pdev, s->rx_target, p->data, p->len);
         if ((p->flags & C3_PKTF_LAST) && (p->flags & C3_PKTF_NOTIFY)) {
-            c3_evq_post_reserved(s, C3_EV_RDMA, p->src, 0, p->tag, p->req_len, C3_ERR_NONE);
+            c3_evq_post_reserved(s, 0, C3_EV_RDMA, p->src, 0, p->tag, p->req_len, C3_ERR_NONE);
         }
     }
     trace_retrolink_c3_rx(s->node, p->src, p->kind, p->len, s->rx_target, s->rx_err,

@@ -552,6 +552,7 @@ static const VMStateDescription vmstate_c3_ev = {
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(kind, C3Ev),
+        VMSTATE_UINT32(flags, C3Ev),
         VMSTATE_UINT32(src, C3Ev),
         VMSTATE_UINT32(info, C3Ev),
         VMSTATE_UINT32(tag, C3Ev),

@@ -77,7 +77,7 @@ typedef struct C3Req {
 
 /* An event waiting to be written (struct c3_event; its time is when it is written). */
 typedef struct C3Ev {
-    uint32_t kind, src, info, tag, len, status;
+    uint32_t kind, flags, src, info, tag, len, status;   /* flags: C3_EVF_ARRIVING */
 } C3Ev;
 
 struct C3State {
@@ -200,8 +200,8 @@ void c3_packet_encode(const C3Packet *p, uint8_t *buf);
 bool c3_evq_can_post(C3State *s);
 void c3_evq_post(C3State *s, uint32_t kind, uint32_t src, uint32_t info, uint32_t tag,
                  uint32_t len, uint32_t status);
-void c3_evq_post_reserved(C3State *s, uint32_t kind, uint32_t src, uint32_t info,
-                          uint32_t tag, uint32_t len, uint32_t status);
+void c3_evq_post_reserved(C3State *s, uint32_t flags, uint32_t kind, uint32_t src,
+                          uint32_t info, uint32_t tag, uint32_t len, uint32_t status);
 void c3_evq_tail_write(C3State *s, uint32_t val, uint64_t bus_end);
 void c3_stall(C3State *s);
 

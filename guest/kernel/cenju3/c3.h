@@ -79,7 +79,7 @@ struct c3_dev {
 
 	/* driver counters (sysfs) */
 	u64 irqs, events, msgs_tx, rdma_tx, msgs_rx, rx_kept, rx_held, rx_unclaimed;
-	u64 rdma_rx, req_failed, backlogged, bad_events;
+	u64 rdma_rx, req_failed, backlogged, bad_events, rx_refused;
 };
 
 static inline u32 c3_rd(struct c3_dev *c3, unsigned int reg)

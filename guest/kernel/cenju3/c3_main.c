@@ -136,6 +136,7 @@ C3_CNT_ATTR(rdma_rx);
 C3_CNT_ATTR(req_failed);
 C3_CNT_ATTR(backlogged);
 C3_CNT_ATTR(bad_events);
+C3_CNT_ATTR(rx_refused);
 
 static struct attribute *c3_attrs[] = {
 	&dev_attr_tx_packets.attr, &dev_attr_rx_packets.attr, &dev_attr_req_errors.attr,
@@ -145,7 +146,7 @@ static struct attribute *c3_attrs[] = {
 	&dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
 	&dev_attr_msgs_rx.attr, &dev_attr_rx_kept.attr, &dev_attr_rx_held.attr,
 	&dev_attr_rx_unclaimed.attr, &dev_attr_rdma_rx.attr, &dev_attr_req_failed.attr,
-	&dev_attr_backlogged.attr, &dev_attr_bad_events.attr, NULL,
+	&dev_attr_backlogged.attr, &dev_attr_bad_events.attr, &dev_attr_rx_refused.attr, NULL,
 };
 ATTRIBUTE_GROUPS(c3);
 

@@ -405,20 +405,16 @@ static int c3_event(struct c3_dev *c3, const struct c3_event *ev)
 		c3_req_finish(c3, ev, false);
 		return 0;
 	case C3_EV_ERROR:
-		/* a refused request of ours, or a packet refused on arrival (from ev->src) */
-		spin_lock_irq(&c3->req_lock);
-		if (c3->req_ops[ev->info & (c3->req_size - 1)] &&
-		    c3->req_idx[ev->info & (c3->req_size - 1)] == ev->info) {
-			spin_unlock_irq(&c3->req_lock);
-			c3_req_finish(c3, ev, true);
+		if (ev->flags & C3_EVF_ARRIVING) {
+			/* a packet from ev->src refused on arrival (no slot, bad address) */
+			c3->rx_refused++;
+			dev_err_ratelimited(&c3->pdev->dev,
+					    "a packet from node %u refused: error %u\n",
+					    ev->src, ev->status);
 			return 0;
 		}
-		spin_unlock_irq(&c3->req_lock);
-		if (ev->info == c3->refused_idx)
-			return 0;	/* its C3_EV_DONE came first */
-		c3->bad_events++;
-		dev_err_ratelimited(&c3->pdev->dev, "a packet from node %u refused: error %u\n",
-				    ev->src, ev->status);
+		/* a refused request of ours: done now, unless its C3_EV_DONE came first */
+		c3_req_finish(c3, ev, true);
 		return 0;
 	default:
 		c3->bad_events++;

@@ -26,6 +26,7 @@
 #include <linux/xarray.h>
 #include <linux/workqueue.h>
 #include <linux/hrtimer.h>
+#include <linux/ktime.h>
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/wait_bit.h>
@@ -110,7 +111,7 @@ struct de_state {
 	atomic_t msgs_out;		/* protocol messages the interface has not sent yet */
 	bool held;			/* a message left in its slot for want of memory */
 	/* counters: /sys/kernel/debug/norma_de (docs/boards/norma.md) */
-	u64 sends, delivered, bad_msgs, alloc_retries, piggybacked, accepts_tx, accepts_rx;
+	u64 sends, delivered, cancels, cancels_rx, bad_msgs, alloc_retries, piggybacked, accepts_tx, accepts_rx;
 	struct dentry *debugfs, *debugfs_trace;
 };
 extern struct de_state de;
@@ -152,7 +153,7 @@ void de_trace(u8 step, u16 src, u32 xid, u64 t_ns);
 struct dentry *de_trace_debugfs(void);
 static inline u64 de_now(void)
 {
-	return c3_nic_now();
+	return READ_ONCE(de.up) ? c3_nic_now() : ktime_get_ns();
 }
 #define DE_TRACE(step, src, xid)	de_trace((step), (src), (xid), 0)
 

@@ -200,7 +200,8 @@ static int de_stats_show(struct seq_file *m, void *v)
 		   de.sends, de.delivered, de.bad_msgs, de.alloc_retries);
 	seq_printf(m, "accepts_tx %llu\naccepts_rx %llu\npiggybacked %llu\n",
 		   de.accepts_tx, de.accepts_rx, de.piggybacked);
-	seq_printf(m, "msgs_out %d\n", atomic_read(&de.msgs_out));
+	seq_printf(m, "cancels %llu\ncancels_rx %llu\nmsgs_out %d\n", de.cancels, de.cancels_rx,
+		   atomic_read(&de.msgs_out));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(de_stats);

@@ -318,8 +318,10 @@ void de_recv_cancel_rx(u16 peer, u32 xid)
 		}
 	}
 	/* not found: it completed before the cancel crossed it, which is not an error */
-	if (found)
+	if (found) {
+		de.cancels_rx++;
 		de_rxs_free(found);
+	}
 }
 
 void de_recv_exit(void)

@@ -21,10 +21,12 @@
 
 /* ---- finishing --------------------------------------------------------------------- */
 
-/* Can the transfer end? Then it leaves the table (de.lock held). */
+/* Can the transfer end? Then it leaves the table (de.lock held). Not while its page
+ * work is queued (DE_TX_PAGES): that work counts its requests first, and ends it when
+ * they are done. */
 static bool de_tx_end(struct de_tx *d)
 {
-	if (d->state == DE_TX_FINISHED || d->ops_out ||
+	if (d->state == DE_TX_FINISHED || d->state == DE_TX_PAGES || d->ops_out ||
 	    !(d->got_done || d->cancelled || d->status == -ENODEV))
 		return false;
 	d->state = DE_TX_FINISHED;
@@ -45,7 +47,10 @@ static void de_tx_finish(struct de_tx *d)
 		de_out_send(d->peer, out);
 	}
 	DE_TRACE(NORMA_TR_DONE, de.node, d->xid);
+	/* a norma_de_cancel racing with this reads d under the lock: done before it goes */
+	spin_lock(&de.lock);
 	tx->de = NULL;
+	spin_unlock(&de.lock);
 	kfree(d->ops);
 	kfree(d);
 	tx->done(tx, status);
@@ -189,8 +194,9 @@ void de_send_permit_rx(u16 peer, const struct de_permit *p, u32 len)
 	d->first = p->first;
 	d->npages = p->npages;
 	memcpy(d->page, p->page, sizeof(d->page));
+	/* d stays until its page work has run (de_tx_end) */
 	spin_unlock(&de.lock);
-	DE_TRACE(NORMA_TR_PERMIT_RX, de.node, d->xid);
+	DE_TRACE(NORMA_TR_PERMIT_RX, de.node, p->h.xid);
 	queue_work(de.page_wq ?: de.wq, &d->page_work);
 	return;
 bad:
@@ -213,7 +219,7 @@ static void de_page_work(struct work_struct *w)
 	u32 npieces = k->size <= NORMA_SHORT_MAX ? 0 : DIV_ROUND_UP(k->size, C3_REQ_MAX);
 	u32 xid = d->xid, rxid = d->rxid, first = d->first, n = d->npages;
 	u32 seg0 = d->seg, seg_end = d->seg, i, count;
-	bool kmsg = d->kmsg_addr && !d->kmsg_sent;
+	bool kmsg = d->kmsg_addr && !d->kmsg_sent, end;
 	u16 peer = d->peer;
 	struct de_out *out = NULL;
 
@@ -231,6 +237,8 @@ static void de_page_work(struct work_struct *w)
 	d->seg = seg_end;
 	tx->pages_sent = first + n;
 	d->state = DE_TX_WAIT_DONE;
+	/* a batch of pages without data (nothing to post) of a cancelled transfer */
+	end = !count && de_tx_end(d);
 	spin_unlock(&de.lock);
 
 	if (kmsg) {
@@ -271,6 +279,8 @@ static void de_page_work(struct work_struct *w)
 		pd->npages = n;
 		de_out_send(peer, out);
 	}
+	if (end)
+		de_tx_finish(d);
 }
 
 /* ---- (I) ------------------------------------------------------------------------------------- */
@@ -309,6 +319,7 @@ void norma_de_cancel(struct norma_tx *tx)
 	d = tx->de;
 	if (d && d->state != DE_TX_FINISHED && !d->cancelled) {
 		d->cancelled = true;
+		de.cancels++;
 		end = de_tx_end(d);
 	}
 	spin_unlock(&de.lock);

@@ -143,7 +143,8 @@ void norma_de_accepted(u16 node, struct norma_uid uid, u32 seqno, bool dead);
 int norma_de_lookup(u16 node, const char *name,
 		    void (*cb)(void *ctx, int status, struct norma_uid uid), void *ctx);
 
-/* Breakdown timestamps: virtual time now (the interface's clock; 0 without one). */
+/* Breakdown timestamps: virtual time now (the interface's clock; without one, the
+ * kernel's monotonic clock, which under icount is virtual time too). */
 u64 norma_de_now(void);
 
 /*

@@ -194,6 +194,8 @@ _Static_assert(sizeof(struct c3_req) == 32, "Cenju-3 request layout");
                                        arriving packet (src); status: C3_ERR_* */
 
 #define C3_EVF_PHASE            (1u << 0)
+#define C3_EVF_ARRIVING         (1u << 1)   /* C3_EV_ERROR: an arriving packet was refused
+                                               (src: its sender; info 0), not a request */
 
 struct c3_event {
     uint8_t kind;       /* C3_EV_* */

@@ -4,7 +4,6 @@
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from retrolink import paths
 from retrolink.boards.base import BoardBase
 from retrolink.headers import defines
 from retrolink.model.schema import Rate, Strict, param
@@ -57,14 +56,6 @@ class Cenju3Board(BoardBase):
     PROTOCOL: ClassVar[str] = "cenju3"
     pe: PeBusParams = PeBusParams()
     interface: InterfaceParams = InterfaceParams()
-
-    def guest_modules(self) -> tuple[str, ...]:
-        """GUEST_MODULES less those not built yet: the modules are written in parallel with
-        the device, and until they exist a node must still boot (a failed modprobe counts
-        as a guest problem). Once built (in the initramfs, build/initramfs.root) they load."""
-        built = {ko.stem for ko in (paths.build_dir() / "initramfs.root" / "lib" /
-                                    "modules").glob("*/extra/*.ko")}
-        return tuple(m for m in self.GUEST_MODULES if m in built)
 
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:

@@ -142,6 +142,7 @@ def test_every_error_status_of_a_request(rig, case):
     if flags & EV:
         want.append(dict(kind=R.C3_EV_DONE, src=0, info=i, tag=0xBAD, len=length, status=err))
     assert [{k: e[k] for k in want[0]} for e in evs] == want
+    assert all(e["flags"] == R.C3_EVF_PHASE for e in evs)      # a request's, not arriving
     assert rig.reg(R.C3_REG_REQ_ERRORS) == 1 and rig.reg(R.C3_REG_REQ_HEAD) == 1
     assert rig.reg(R.C3_REG_IRQ_STATUS) & R.C3_IRQ_ERROR
     assert f"request 0 (op {op} to node {dest}, {length} bytes) refused" in rig.log.read_text()
@@ -339,6 +340,8 @@ def test_no_slot_and_bad_slot_addresses_are_refused(artifacts, tmp_path):
         evs = rig.events()
         assert [(e["kind"], e["src"], e["status"], e["tag"]) for e in evs] == \
             [(R.C3_EV_ERROR, 1, R.C3_ERR_NO_SLOT, 1), (R.C3_EV_ERROR, 2, R.C3_ERR_ADDR, 2)]
+        assert all(e["flags"] == R.C3_EVF_PHASE | R.C3_EVF_ARRIVING and e["info"] == 0
+                   for e in evs)
         assert rig.reg(R.C3_REG_IRQ_STATUS) & R.C3_IRQ_ERROR
         assert rig.reg(R.C3_REG_RDMA_ERRORS) == 0
         log = rig.log.read_text()
@@ -378,6 +381,8 @@ def test_remote_dma_writes_at_the_given_physical_addresses_and_notifies(artifact
         evs = rig.events()
         assert [(e["kind"], e["src"], e["tag"], e["len"], e["status"]) for e in evs] == \
             [(R.C3_EV_RDMA, 1, 9, 608, 0), (R.C3_EV_ERROR, 1, 10, 3, R.C3_ERR_ADDR)]
+        assert [e["flags"] for e in evs] == [R.C3_EVF_PHASE,
+                                             R.C3_EVF_PHASE | R.C3_EVF_ARRIVING]
         assert rig.reg(R.C3_REG_RDMA_ERRORS) == 1 and rig.reg(R.C3_REG_RX_PACKETS) == 4
         assert "a RDMA packet from node 1 refused: its target range is outside memory" in \
             rig.log.read_text()
@@ -564,3 +569,74 @@ def test_a_busy_interface_under_asan(asan_qemu, tmp_path):
         status = rig.close()
     log = rig.log.read_text()
     assert status == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
+
+
+def test_trace_events_show_requests_packets_and_events(artifacts, tmp_path):
+    """-trace 'retrolink_c3_*' (qemu/trace-events): accesses, a request taken and one
+    refused, the packet out, the event written."""
+    trace = tmp_path / "trace.txt"
+    rig = Rig(artifacts, tmp_path, nodes=4,
+              extra=["-trace", f"enable=retrolink_c3_*,file={trace}"])
+    try:
+        rig.bring_up(nodes=4)
+        rig.post(MSG, 2, 16, tag=1)
+        rig.post(MSG, 9, 16, tag=2)
+        rig.q.clock_step(100_000)
+    finally:
+        rig.close()
+    text = trace.read_text()
+    for what in ("retrolink_c3_reg_write node 0: write 0x80 = 0x1",
+                 "retrolink_c3_take node 0: request 0 taken, op 1 to node 2, 16 bytes",
+                 "retrolink_c3_refused node 0: request 1 refused, C3_ERR 2",
+                 "retrolink_c3_packet_out node 0: packet to node 2, kind 1, 16 bytes",
+                 "retrolink_c3_event node 0: event 0 kind 3"):
+        assert what in text, (what, text[-2000:])
+
+
+def msi_cap(q, dev: int) -> int:
+    """The offset of the MSI capability in the function's configuration space."""
+    at = q.cfg_read(dev, 0x34) & 0xFF
+    while at:
+        word = q.cfg_read(dev, at)
+        if word & 0xFF == 0x05:
+            return at
+        at = (word >> 8) & 0xFF
+    raise AssertionError("no MSI capability")
+
+
+def test_interrupts_intx_and_msi_only_for_unmasked_causes(rig):
+    """INTx follows IRQ_STATUS & IRQ_MASK (raised by an event, lowered by the write-1-to-
+    clear); with MSI on, each unmasked cause writes the message (aimed at guest RAM here,
+    so the test can see it), a masked one does not."""
+    q = rig.q
+    rig.bring_up(nodes=4, irq_mask=0)
+    q.cmd("irq_intercept_in ioapic")
+    rig.post(MSG, 1, 8)                                 # masked: no interrupt
+    q.clock_step(100_000)
+    assert rig.reg(R.C3_REG_IRQ_STATUS) == R.C3_IRQ_EVENT
+    assert not any(line.startswith("IRQ raise") for line in q.async_lines)
+    rig.set_reg(R.C3_REG_IRQ_MASK, R.C3_IRQ_EVENT)      # now pending and unmasked: up
+    assert any(line.startswith("IRQ raise") for line in q.async_lines), q.async_lines
+    q.async_lines.clear()
+    rig.set_reg(R.C3_REG_IRQ_STATUS, R.C3_IRQ_EVENT)
+    assert any(line.startswith("IRQ lower") for line in q.async_lines), q.async_lines
+    # MSI, its message aimed at guest RAM
+    dev = q.find_pci(R.C3_PCI_VENDOR_ID, R.C3_PCI_DEVICE_ID)
+    cap = msi_cap(q, dev)
+    wide = (q.cfg_read(dev, cap) >> 16) & 0x80
+    box = 0x00300000
+    q.memwrite(box, bytes(4))
+    q.cfg_write(dev, cap + 4, box)
+    if wide:
+        q.cfg_write(dev, cap + 8, 0)
+    data_at = cap + (12 if wide else 8)
+    q.cfg_write(dev, data_at, (q.cfg_read(dev, data_at) & ~0xFFFF) | 0x4321)
+    q.cfg_write(dev, cap, q.cfg_read(dev, cap) | (1 << 16))     # MSI enable
+    rig.set_reg(R.C3_REG_IRQ_MASK, R.C3_IRQ_ERROR)
+    rig.consume()
+    rig.post(MSG, 1, 8)                                 # an event: masked
+    q.clock_step(100_000)
+    assert q.memread(box, 4) == bytes(4)
+    rig.post(MSG, 9, 8)                                 # refused: ERROR, unmasked
+    q.clock_step(100_000)
+    assert int.from_bytes(q.memread(box, 4), "little") == 0x4321

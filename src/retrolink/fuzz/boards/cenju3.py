@@ -64,27 +64,27 @@ def reg(g, off: int) -> int:
 
 
 def configure(g) -> None:
-    """Rings and a receive table (mostly sane), the table's slots, then ENABLE."""
+    """Rings and a receive table (mostly sane, else a field at an edge), the table's
+    slots, then ENABLE."""
     rng = g.rng
     g.write(4, reg(g, R.C3_REG_CTRL), 0)
-    size = rng.choice((2, 4, 8, 8, 16, *SIZES))
-    slots = rng.choice((1, 2, 4, R.C3_MAX_SLOTS, 0, R.C3_MAX_SLOTS + 1))
-    for off, v in ((R.C3_REG_REQ_BASE_LO, rng.choice((REQ_RING, REQ_RING, REQ_RING + 32,
-                                                      g.value(4)))),
-                   (R.C3_REG_REQ_BASE_HI, rng.choice((0, 0, 0, 1))),
-                   (R.C3_REG_REQ_SIZE, size),
-                   (R.C3_REG_EVQ_BASE_LO, rng.choice((EVQ_RING, EVQ_RING, EVQ_RING + 8,
-                                                      g.value(4)))),
-                   (R.C3_REG_EVQ_BASE_HI, rng.choice((0, 0, 0, 1))),
-                   (R.C3_REG_EVQ_SIZE, rng.choice((2, 4, 8, size))),
-                   (R.C3_REG_RXT_BASE_LO, rng.choice((RXT, RXT, RXT + 4, g.value(4)))),
-                   (R.C3_REG_RXT_BASE_HI, 0),
-                   (R.C3_REG_RXT_SLOTS, slots)):
+    size = rng.choice((2, 4, 8, 8, 16))
+    config = {R.C3_REG_REQ_BASE_LO: REQ_RING, R.C3_REG_REQ_BASE_HI: 0,
+              R.C3_REG_REQ_SIZE: size, R.C3_REG_EVQ_BASE_LO: EVQ_RING,
+              R.C3_REG_EVQ_BASE_HI: 0, R.C3_REG_EVQ_SIZE: rng.choice((2, 4, 8, size)),
+              R.C3_REG_RXT_BASE_LO: RXT, R.C3_REG_RXT_BASE_HI: 0,
+              R.C3_REG_RXT_SLOTS: rng.choice((1, 2, 4, R.C3_MAX_SLOTS))}
+    if rng.random() < 0.3:
+        off = rng.choice(list(config))
+        config[off] = rng.choice((*SIZES, REQ_RING + 32, EVQ_RING + 8, RXT + 4, 1,
+                                  g.value(4)))
+    for off, v in config.items():
         g.write(4, reg(g, off), v)
+    slots = config[R.C3_REG_RXT_SLOTS]
     table = []
     for i in range(min(g.nodes, 16) * max(1, min(slots, R.C3_MAX_SLOTS))):
         r = rng.random()
-        table.append(SLOTS + i * 512 if r < 0.8 else 0 if r < 0.9 else
+        table.append(SLOTS + i * 512 if r < 0.9 else 0 if r < 0.95 else
                      rng.choice((SLOTS + i * 512 + 8, 0xFEC00000, 1 << 40)))
     g.memwrite(RXT, b"".join(struct.pack("<Q", e) for e in table))
     g.write(4, reg(g, R.C3_REG_IRQ_MASK), 7)
@@ -96,17 +96,36 @@ def peer(g) -> int:
     return g.rng.choice((*[g.rng.choice(peers)] * 6, g.node, g.nodes, 0xFFFF))
 
 
-def post(g) -> None:
-    """Requests into the ring (some refused), then the doorbell."""
+def good_request(g) -> bytes:
+    """A request the interface takes: to a peer (RDMA also to itself), from memory."""
     rng = g.rng
+    peers = [n for n in range(min(g.nodes, 40)) if n != g.node]
+    if rng.random() < 0.5 and peers:
+        return req(R.C3_OP_MSG, rng.choice(peers), rng.choice((1, 4, 100, R.C3_MSG_MAX)),
+                   DATA, 0, g.value(4), R.C3_REQF_EVENT)
+    return req(R.C3_OP_RDMA, rng.choice(peers or [g.node]),
+               rng.choice((1, R.C3_PACKET_MAX, R.C3_PACKET_MAX + 1, 2000, 16384)), DATA,
+               DATA + 0x10000, g.value(4),
+               rng.choice((R.C3_REQF_EVENT, R.C3_REQF_EVENT | R.C3_REQF_NOTIFY, 0)))
+
+
+def post(g) -> None:
+    """Requests into the ring (mostly good, some refused), then the doorbell."""
+    rng = g.rng
+    size = g.read(4, reg(g, R.C3_REG_REQ_SIZE)) or 8
+    size = size if 2 <= size <= R.C3_RING_MAX and size & (size - 1) == 0 else 8
     tail = g.read(4, reg(g, R.C3_REG_REQ_TAIL)) or 0
     for _ in range(rng.randint(1, 4)):
-        op = rng.choice((R.C3_OP_MSG, R.C3_OP_RDMA, R.C3_OP_RDMA, 0, 3))
-        flags = rng.choice((0, R.C3_REQF_EVENT, R.C3_REQF_EVENT | R.C3_REQF_NOTIFY, 0xFFFF))
-        raddr = 0 if op == R.C3_OP_MSG and rng.random() < 0.8 else rng.choice(ADDRS)
-        g.memwrite(REQ_RING + (tail % 16) * 32,
-                   req(op, peer(g), rng.choice(LENGTHS), rng.choice(ADDRS), raddr,
-                       g.value(4), flags))
+        if rng.random() < 0.7:
+            entry = good_request(g)
+        else:
+            op = rng.choice((R.C3_OP_MSG, R.C3_OP_RDMA, 0, 3))
+            flags = rng.choice((0, R.C3_REQF_EVENT, R.C3_REQF_EVENT | R.C3_REQF_NOTIFY,
+                                0xFFFF))
+            raddr = 0 if op == R.C3_OP_MSG and rng.random() < 0.8 else rng.choice(ADDRS)
+            entry = req(op, peer(g), rng.choice(LENGTHS), rng.choice(ADDRS), raddr,
+                        g.value(4), flags)
+        g.memwrite(REQ_RING + (tail % size) * 32, entry)
         tail += 1
     g.write(4, reg(g, R.C3_REG_REQ_TAIL),
             rng.choice((tail, tail, tail + 20, g.value(4))) & 0xFFFFFFFF)
@@ -121,6 +140,15 @@ def reap(g) -> None:
         g.memwrite(SLOTS + rng.randrange(64) * 512, bytes(4))
     g.write(4, reg(g, R.C3_REG_EVQ_TAIL),
             rng.choice((head, head, head - 1, head + 1, g.value(4))) & 0xFFFFFFFF)
+
+
+def drive(g) -> None:
+    """A driver at work: configured, requests posted, time passing, events reaped."""
+    configure(g)
+    for _ in range(g.rng.randint(1, 4)):
+        post(g)
+        g.op_clock()
+        reap(g)
 
 
 def cache(g) -> None:
@@ -194,7 +222,7 @@ BOARD = BoardSpec(
     pci_id=(R.C3_PCI_VENDOR_ID, R.C3_PCI_DEVICE_ID),
     registers=REGISTERS,
     properties=properties,
-    sequences=(configure, configure, post, post, post, reap, reap, cache, control, scribble),
+    sequences=(drive, drive, configure, post, post, reap, reap, cache, control, scribble),
     frame=frame,
     check_frame=check_frame,
 )
