@@ -50,6 +50,7 @@
 #define ID_SINK         1003
 #define ID_TRACE_ON     1004        /* the server starts the transport's trace */
 #define TRACE_PARAM     "/sys/module/norma/parameters/trace"
+#define STAMPS_PARAM    "/sys/module/norma/parameters/stamps"
 #define TRACE_FILE      "/sys/kernel/debug/norma_trace"
 #define LOOKUP_TRIES    600         /* 10 ms apart: the server may not be up yet */
 #define MAX_SENDERS     255
@@ -183,14 +184,28 @@ static void print_rcv_steps(void)
                                              t.rcv_taken_ns, t.rcv_done_ns }, 4);
 }
 
-/* The transport's breakdown trace (docs/boards/norma.md): on, and emptied. */
+static void set_param(const char *path, const char *value)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f || fputs(value, f) < 0 || fclose(f))
+        die("%s: %s", path, strerror(errno));
+}
+
+/* The breakdown stamps cost modeled time (each reads the interface's clock): off while
+ * latency and throughput are measured, on for the one traced message. */
+static void stamps(int on)
+{
+    set_param(STAMPS_PARAM, on ? "1\n" : "0\n");
+}
+
+/* The IPC layer's stamps and the transport's trace (docs/boards/norma.md): on, and the
+ * trace emptied. */
 static void transport_trace_on(void)
 {
-    FILE *f = fopen(TRACE_PARAM, "w");
-
-    if (!f || fputs("1\n", f) < 0 || fclose(f))
-        die("%s: %s", TRACE_PARAM, strerror(errno));
-    f = fopen(TRACE_FILE, "r");            /* opening it takes the entries out */
+    stamps(1);
+    set_param(TRACE_PARAM, "1\n");
+    FILE *f = fopen(TRACE_FILE, "r");      /* opening it takes the entries out */
     if (!f)
         die("%s: %s", TRACE_FILE, strerror(errno));
     fclose(f);
@@ -226,11 +241,8 @@ static void print_transport_steps(const char *side, int src)
         if ((int)e[i].src == src && e[i].xid == e[last].xid && e[i].step &&
             e[i].step < sizeof(names) / sizeof(names[0]))
             printf("RESULT step side=%s name=%s t_ns=%llu\n", side, names[e[i].step], e[i].t);
-    f = fopen(TRACE_PARAM, "w");
-    if (f) {
-        fputs("0\n", f);
-        fclose(f);
-    }
+    set_param(TRACE_PARAM, "0\n");
+    stamps(0);
 }
 
 /* ---- serve ------------------------------------------------------------------- */
@@ -289,6 +301,7 @@ static int cmd_serve(int argc, char **argv)
 
     if (task == TASK_NULL)
         die("open %s: %s", MACH_DEVICE, strerror(errno));
+    stamps(0);
     serve_port(task, served_port(task, "bench"), trace);
     return 0;
 }
@@ -457,6 +470,7 @@ static int cmd_client(int argc, char **argv)
         cli_usage_error("--sizes: inline sizes are whole 4-byte words");
     if (mach_task_self() == TASK_NULL)
         die("open %s: %s", MACH_DEVICE, strerror(errno));
+    stamps(0);
     mach_port_name_t reply = new_port(mach_task_self());
     mach_port_name_t remote = look_up(mach_task_self(), server, "bench");
 
