@@ -7,13 +7,15 @@ from retrolink.bench.results import parse_results
 from retrolink.progress import StepFailed
 
 
-def test_breakdown_orders_both_nodes_steps_by_virtual_time():
+def test_breakdown_is_the_one_way_path_in_virtual_time():
     sender = ["RESULT step side=send name=mach_msg t_ns=1000",
               "RESULT step side=send name=request_queued t_ns=4000"]
     receiver = ["RESULT step side=recv name=request_arrived t_ns=20500",
                 "RESULT step side=recv name=rcv_done t_ns=27000",
-                "RESULT step side=send name=de_done_rx t_ns=40000"]
-    res = parse_results(0, sender) + parse_results(1, receiver)
+                "RESULT step side=recv name=de_accept_tx t_ns=30000"]
+    # the sender's steps beside the receiver's are not on the path
+    late = ["RESULT step side=send name=de_done_rx t_ns=24000"]
+    res = parse_results(0, sender + late) + parse_results(1, receiver)
     assert cenju3.breakdown(res) == {"mach_msg->request_queued": 3.0,
                                      "request_queued->request_arrived": 16.5,
                                      "request_arrived->rcv_done": 6.5}

@@ -69,18 +69,22 @@ def one(res, name: str, **match):
 
 
 def breakdown(res) -> dict[str, float]:
-    """step -> us: the time from each traced step of the 4-byte message to the next, in
-    the order of their virtual times (both PEs' clocks are the one virtual clock), up to
-    the receiver's mach_msg returning (ONE_WAY_END): what comes after it (receive
-    complete going back to the sender) is not part of the one-way time."""
-    steps = sorted(((int(r.fields["t_ns"]), r.fields["name"]) for r in find(res, "step")))
-    ends = [i for i, (_, name) in enumerate(steps) if name == ONE_WAY_END]
-    if ends:
-        steps = steps[:ends[0] + 1]
-    if len(steps) < 2:
+    """step -> us: the one-way path of the traced 4-byte message, from each step to the
+    next in virtual time (both PEs' clocks are the one virtual clock): the sender's steps
+    until the receiver's first one, then the receiver's up to its mach_msg returning
+    (ONE_WAY_END). The sender's later steps (receive complete and the accept notice
+    coming back) run beside the receiver's and are not on the path."""
+    def steps(side):
+        return sorted((int(r.fields["t_ns"]), r.fields["name"])
+                      for r in find(res, "step", side=side))
+    recv = steps("recv")
+    ends = [i for i, (_, name) in enumerate(recv) if name == ONE_WAY_END]
+    recv = recv[:ends[0] + 1] if ends else recv
+    path = [s for s in steps("send") if not recv or s[0] <= recv[0][0]] + recv
+    if len(path) < 2:
         raise StepFailed("mach_bench traced fewer than 2 steps of the 4-byte message")
     return {f"{a}->{b}": round((tb - ta) / 1000, 3)
-            for (ta, a), (tb, b) in zip(steps, steps[1:])}
+            for (ta, a), (tb, b) in zip(path, path[1:])}
 
 
 def measure_pair(machine: Machine, art: Artifacts, d: dict) -> dict:
