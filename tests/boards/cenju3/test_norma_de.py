@@ -156,8 +156,6 @@ def test_no_kernel_problems(plain, options):
 
 # ---- many to one -------------------------------------------------------------------------
 
-# cenju-3-8.toml's 128 MiB no longer holds the initramfs with every board's programs
-# (the kernel runs out of memory unpacking it): 256 MiB, as cenju-3.toml
 MANY = ("case $RETROLINK_NODE in 0) mach_test serve --seconds 30;; "
         "*) sleep 1; mach_test inline --node 0; mach_test ool --node 0;; esac; "
         "sed 's/^/stat /' /sys/kernel/debug/norma_de; "
@@ -166,8 +164,8 @@ MANY = ("case $RETROLINK_NODE in 0) mach_test serve --seconds 30;; "
 
 @pytest.fixture(scope="module")
 def many():
-    r = run_retrolink("run", "cenju-3-8", "--set", "cluster.memory_mib=256M", "--timeout",
-                      "900", "--", "sh", "-c", kernel_checked(MANY), timeout=1200)
+    r = run_retrolink("run", "cenju-3-8", "--timeout", "900", "--", "sh", "-c",
+                      kernel_checked(MANY), timeout=1200)
     nodes = {}
     for node in range(8):
         prefix = f"[node{node}] "
