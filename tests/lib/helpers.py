@@ -1,4 +1,5 @@
 """Helpers for tests: run the retrolink command as a user would."""
+import json
 import math
 import os
 import re
@@ -15,6 +16,22 @@ def run_retrolink(*args, timeout=600, env=None):
     full_env = dict(os.environ, **(env or {}))
     return subprocess.run([str(REPO / "retrolink"), *args], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def quick_bench_twice(which: str, tmp_path, timeout: int) -> dict:
+    """Run `retrolink bench WHICH --quick` twice; assert both succeed and print the same
+    table and JSON, byte for byte (host time aside); return the JSON."""
+    runs = []
+    for i in range(2):
+        out = tmp_path / f"{which}-{i}.json"
+        r = run_retrolink("bench", which, "--quick", "--json", str(out), timeout=timeout)
+        assert r.returncode == 0, r.stdout + r.stderr
+        runs.append((r.stdout, json.loads(out.read_text())))
+    (table_a, a), (table_b, b) = runs
+    assert table_a == table_b                       # the printed table, byte for byte
+    a.pop("host_wall_s"), b.pop("host_wall_s")
+    assert a == b
+    return a
 
 
 def by_role(**roles) -> str:

@@ -1,21 +1,10 @@
 """`retrolink bench cenju3`: runs, reports every figure of the paper's form, and is
 deterministic (the printed table and the JSON, byte for byte, host time aside)."""
-import json
-
-from helpers import run_retrolink
+from helpers import quick_bench_twice
 
 
 def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
-    runs = []
-    for i in range(2):
-        out = tmp_path / f"cenju3-{i}.json"
-        r = run_retrolink("bench", "cenju3", "--quick", "--json", str(out), timeout=1800)
-        assert r.returncode == 0, r.stdout + r.stderr
-        runs.append((r.stdout, json.loads(out.read_text())))
-    (table_a, a), (table_b, b) = runs
-    assert table_a == table_b
-    a.pop("host_wall_s"), b.pop("host_wall_s")
-    assert a == b
+    a = quick_bench_twice("cenju3", tmp_path, timeout=1800)
     assert set(a["latency_us"]) == set(a["local_latency_us"]) == {"4", "256", "2048"}
     # a long KMSG (above 440 bytes) takes the long path; remote IPC costs more than local
     assert a["latency_us"]["256"] < a["latency_us"]["2048"]

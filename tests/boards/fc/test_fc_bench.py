@@ -1,23 +1,12 @@
 """`retrolink bench puma3`: runs, reports every figure of the paper's form, and is
 deterministic (the printed table and the JSON, byte for byte, host time aside)."""
-import json
-
-from helpers import run_retrolink
+from helpers import quick_bench_twice
 
 KEYS = {"raw", "fm_zc_dma", "fm_pio", "fm_split", "tcp"}
 
 
 def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
-    runs = []
-    for i in range(2):
-        out = tmp_path / f"puma3-{i}.json"
-        r = run_retrolink("bench", "puma3", "--quick", "--json", str(out), timeout=1200)
-        assert r.returncode == 0, r.stdout + r.stderr
-        runs.append((r.stdout, json.loads(out.read_text())))
-    (table_a, a), (table_b, b) = runs
-    assert table_a == table_b
-    a.pop("host_wall_s"), b.pop("host_wall_s")
-    assert a == b
+    a = quick_bench_twice("puma3", tmp_path, timeout=1200)
     assert set(a["bandwidth_MBps"]) == set(a["peak_MBps"]) == KEYS
     for key in KEYS:
         assert set(a["bandwidth_MBps"][key]) == {"64", "4096", "65536"}
