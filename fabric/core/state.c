@@ -24,6 +24,11 @@
 
 #define STATE_MAGIC "retrolink-fabric-state 1"
 
+/*
+ * A snapshot is optional: when the state cannot be written (its folder gone, because
+ * the snapshot maker gave up; a full disk) the fabric says so and the cluster runs on.
+ * The maker then finds no state and makes no snapshot.
+ */
 void state_save(struct fabric *f)
 {
     const char *path = f->barrier.save_path;
@@ -32,8 +37,9 @@ void state_save(struct fabric *f)
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE *out = fopen(tmp, "w");
     if (!out) {
-        fabric_fatal(EXIT_RUNTIME, "cannot write the fabric's state %s: %s", tmp,
-                     strerror(errno));
+        fabric_log("cannot write the fabric's state %s: %s; no snapshot is made, the "
+                   "cluster runs on", tmp, strerror(errno));
+        return;
     }
     fprintf(out, STATE_MAGIC "\nnodes %u\nbarrier %" PRIu64 "\n", f->nnodes, f->barrier.t);
     for (uint32_t k = 0; k < f->nnodes; k++) {
@@ -43,9 +49,12 @@ void state_save(struct fabric *f)
                     k, n->t, n->syncs, n->sync_points);
         }
     }
-    if (fflush(out) || fsync(fileno(out)) || ferror(out) | fclose(out) || rename(tmp, path)) {
-        fabric_fatal(EXIT_RUNTIME, "cannot write the fabric's state %s: %s", path,
-                     strerror(errno));
+    bool bad = fflush(out) || fsync(fileno(out)) || ferror(out);
+    bad = fclose(out) != 0 || bad;
+    if (bad || rename(tmp, path)) {
+        fabric_log("cannot write the fabric's state %s: %s; no snapshot is made, the "
+                   "cluster runs on", path, strerror(errno));
+        unlink(tmp);
     }
 }
 

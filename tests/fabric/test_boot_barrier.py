@@ -109,3 +109,24 @@ def test_barrier_configuration_is_checked(fabric_binary, tmp_path):
                      "name=gen dst=0 size=1000 interval_ns=200000 start_ns=1000 count=5\n"
                      "topology hub rate=12500000\n")
     assert r.returncode == 2 and "not quiet" in r.stderr
+
+
+def test_a_state_that_cannot_be_written_is_said_and_the_cluster_runs_on(fabric, tmp_path):
+    # the snapshot maker gave up and removed its folder before the fabric wrote its state
+    state = tmp_path / "gone" / "fabric.state"
+    f, (a, b) = start(fabric, f"save_state {state}\n")
+    a.raw(wire.barrier(0, a.grant, wire.BARRIER_HELD))
+    b.raw(wire.barrier(1, b.grant, wire.BARRIER_HELD))
+    t = max(m["time"] for m in [barrier_at(x) for x in (a, b)])
+    for x in (a, b):
+        g = x.grant
+        while g < t:
+            g = x.sync(g, g + 10**9)
+        x.raw(wire.barrier(x.node, t, wire.BARRIER_STOPPED))
+    # granted past the barrier all the same, and no state anywhere
+    assert a.sync(t, t + 10**9) > t
+    assert b.sync(t, t + 10**9) > t
+    assert not state.exists() and not state.parent.exists()
+    assert f.proc.poll() is None                    # still running
+    assert ("cannot write the fabric's state" in f.log.read_text()
+            and "no snapshot is made, the cluster runs on" in f.log.read_text())

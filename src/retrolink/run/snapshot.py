@@ -236,14 +236,11 @@ class SnapshotMaker(threading.Thread):
 
     async def _make(self) -> None:
         import asyncio
-        from qemu.qmp import QMPClient
         nodes = []
         try:
             for n, p in enumerate(self.qmp_paths):
-                await self._wait(lambda: p.exists(), f"{p.name} to appear")
-                c = QMPClient(f"node{n}")
-                await c.connect(str(p))
-                nodes.append(c)
+                nodes.append(await self._wait(lambda: self._connect(n, p),
+                                              f"node{n}'s QMP socket {p}"))
             for n, c in enumerate(nodes):
                 await self._wait(lambda: self._status(c, "paused"),
                                  f"node{n} to stop at the barrier")
@@ -260,6 +257,28 @@ class SnapshotMaker(threading.Thread):
         finally:
             # all at once: a node resumed waits for the others, holding up its monitor
             await asyncio.gather(*(self._resume(c) for c in nodes), return_exceptions=True)
+
+    @staticmethod
+    async def _connect(n: int, path: Path):
+        """A client connected to node n's QMP; None to try again:
+        - while QEMU has yet to listen: its socket file appears at bind(), a moment
+          before listen(), and a connect in between is refused;
+        - when an event came before the greeting: a node that stops at the barrier as we
+          connect sends STOP, and QEMU may write it first (seen under load); qemu.qmp
+          then refuses the session ("Did not understand Greeting"). A new connection
+          gets its greeting first."""
+        from qemu.qmp import ConnectError, QMPClient
+        from qemu.qmp.qmp_client import GreetingError
+        if not path.exists():
+            return None
+        c = QMPClient(f"node{n}")
+        try:
+            await c.connect(str(path))
+        except ConnectError as e:
+            if isinstance(e.exc, (ConnectionRefusedError, FileNotFoundError, GreetingError)):
+                return None
+            raise
+        return c
 
     @staticmethod
     async def _status(c, want: str) -> bool:
@@ -295,8 +314,9 @@ class SnapshotMaker(threading.Thread):
                                f"{info.get('error-desc', 'no reason given')}")
         return status == "completed"
 
-    async def _wait(self, ready, what: str) -> None:
-        """Until ready() (a function, or one returning an awaitable) is true."""
+    async def _wait(self, ready, what: str):
+        """Until ready() (a function, or one returning an awaitable) is true; returns
+        what it returned then."""
         import asyncio
         import inspect
         deadline = time.monotonic() + SAVE_TIMEOUT_S
@@ -305,7 +325,7 @@ class SnapshotMaker(threading.Thread):
             if inspect.isawaitable(r):
                 r = await r
             if r:
-                return
+                return r
             if self.stopping.is_set() or not self.alive():
                 raise _ClusterGone(f"the cluster stopped while waiting for {what}")
             if time.monotonic() > deadline:
