@@ -81,7 +81,7 @@ struct rl_ls_node {
     uint64_t frames;         /* FRAMEs written to its socket before this publication */
     uint64_t grant;          /* the grant it runs to (its own or the fabric's) */
     uint64_t syncs;          /* sync points, every one */
-    uint64_t reserved;
+    uint64_t exec_grants;    /* grants it took without leaving the vCPU loop (QEMU 0007) */
 };
 
 struct rl_lockstep {

@@ -7,6 +7,7 @@
 #include "qemu/error-report.h"
 #include "qemu/timer.h"
 #include "qemu/processor.h"
+#include "qemu/main-loop.h"
 #include "qapi/error.h"
 #include "hw/core/cpu.h"
 #include "system/cpus.h"
@@ -339,11 +340,17 @@ static void rl_granted(RlLink *l, uint64_t grant)
     rl_arm(l);
 }
 
+/* How long a sync point looks for a grant in the lock-step file */
+typedef enum RlWait {
+    RL_WAIT_SPIN,      /* spin while every QEMU has a core; never read the socket */
+    RL_WAIT_FULL,      /* spin, then yield, reading DELIVERs the reading counts on */
+} RlWait;
+
 /*
- * At a sync point, look for a grant of our own in the lock-step file: spin, then
- * yield, as above. False: ask the fabric.
+ * At a sync point, look for a grant of our own in the lock-step file, past @beyond:
+ * spin, then yield, as above (as far as @how allows). False: ask the fabric.
  */
-static bool rl_lockstep_wait(RlLink *l, uint64_t now, uint64_t *grant)
+static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t *grant, RlWait how)
 {
     int64_t start = get_clock(), t = start;
     int64_t spin_until = rl_lockstep_crowded(l->ls) ? start : start + RL_SPIN_NS;
@@ -354,13 +361,16 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t now, uint64_t *grant)
             return false;               /* the file failed its check: the socket only */
         }
         if (r == RL_LS_UNREAD) {
+            if (how != RL_WAIT_FULL) {
+                return false;
+            }
             ssize_t n = rl_read(l, 0);      /* a DELIVER the reading counts on */
             if (n > 0) {
                 rl_dispatch(l, n);
             }
             continue;
         }
-        if (r == RL_LS_OK && *grant > now) {
+        if (r == RL_LS_OK && *grant > beyond) {
             return true;
         }
         if (i % 16 == 0 || t >= spin_until) {
@@ -370,6 +380,9 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t now, uint64_t *grant)
             }
         }
         if (t >= spin_until) {
+            if (how != RL_WAIT_FULL) {
+                return false;
+            }
             sched_yield();
         } else {
             cpu_relax();
@@ -427,6 +440,52 @@ static void rl_progress_cb(void *opaque)
         rl_take_grant(l, grant);
         rl_arm_sync(l);
     }
+}
+
+/*
+ * A sync point inside cpu_exec (QEMU patch 0007): the vCPU's budget ends within
+ * horizon_ns, at our grant or just short of it (publish, and spin a little for a
+ * longer grant: short of it, the TB that does not fit can then run whole) or
+ * half-way to it (publish). True if a timer moved:
+ * the vCPU then runs on to the new nearest deadline without an exit. Whatever
+ * this does not settle (a barrier, a DELIVER to read, no grant yet) the sync
+ * point proper does, as before. Publishing early is always allowed: a node may
+ * say where it is at any time up to its grant.
+ */
+static bool rl_deadline_hook(void *opaque, int64_t horizon_ns)
+{
+    RlLink *l = opaque;
+    uint64_t now, near, guest, grant;
+    bool moved = false;
+
+    BQL_LOCK_GUARD();   /* the ports' promise callbacks read device state */
+    if (!l->up || l->stopping || qemu_shutdown_requested_get() ||
+        (l->barrier != RL_BS_NONE && l->barrier != RL_BS_PASSED)) {
+        return false;
+    }
+    now = rl_now();
+    near = now + horizon_ns;
+    if (timer_pending(l->sync_timer) && timer_expire_time_ns(l->sync_timer) <= near) {
+        moved = l->progress_timer && timer_pending(l->progress_timer);
+        l->promised = rl_node_promise(l, now, &guest);   /* deletes the half-way timer */
+        if (now >= l->grant) {
+            /* the budget ran out where the sync timer would have fired */
+            trace_retrolink_link_sync(l->node, now, guest, l->promised);
+        } else {
+            trace_retrolink_link_sync_early(l->node, now, l->grant, l->promised);
+        }
+        rl_lockstep_sync_point(l, now, l->promised);
+        if (rl_lockstep_wait(l, MAX(now, l->grant), &grant, RL_WAIT_SPIN)) {
+            rl_granted(l, grant);
+            rl_lockstep_count_exec_grant(l->ls);
+            moved = true;
+        }
+    } else if (l->progress_timer && timer_pending(l->progress_timer) &&
+               timer_expire_time_ns(l->progress_timer) <= near) {
+        rl_progress_cb(l);
+        moved = true;
+    }
+    return moved;
 }
 
 static bool rl_barrier_send(RlLink *l, uint64_t now, uint32_t flags)
@@ -588,7 +647,7 @@ static void rl_sync_cb(void *opaque)
     if (l->ls) {
         uint64_t grant;
         rl_lockstep_sync_point(l, now, s.promise_ns);
-        if (rl_lockstep_wait(l, now, &grant)) {
+        if (rl_lockstep_wait(l, now, &grant, RL_WAIT_FULL)) {
             rl_granted(l, grant);
             return;
         }
@@ -687,6 +746,9 @@ static void rl_link_free(RlLink *l)
     }
     if (l->vm_state) {
         qemu_del_vm_change_state_handler(l->vm_state);
+    }
+    if (rl_node_link == l) {
+        icount_set_deadline_hook(NULL, NULL);
     }
     if (l->hold_timer) {
         timer_free(l->hold_timer);
@@ -802,8 +864,8 @@ static void rl_machine_done(Notifier *n, void *data)
     l->vm_state = qemu_add_vm_change_state_handler(rl_vm_state_change, l);
     timerlistgroup_init(&l->hold_tlg, rl_hold_notify, NULL);
     l->hold_timer = timer_new_full(&l->hold_tlg, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, NULL, NULL);
-    if (l->ls) {
-        rl_lockstep_start(l->ls, l->nodes);     /* the static part is final by WELCOME */
+    if (l->ls && rl_lockstep_start(l->ls, l->nodes)) {  /* final by WELCOME */
+        icount_set_deadline_hook(rl_deadline_hook, l);
     }
     if (l->ls && !rl_lockstep_crowded(l->ls)) {
         l->progress_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,

@@ -147,6 +147,15 @@ void rl_lockstep_set_grant(RlLockstep *ls, uint64_t grant)
     rl_ls_write_end(&slot->seq);
 }
 
+void rl_lockstep_count_exec_grant(RlLockstep *ls)
+{
+    struct rl_ls_node *slot = ls->slot;
+
+    rl_ls_write_begin(&slot->seq);
+    rl_ls_store(&slot->exec_grants, slot->exec_grants + 1);
+    rl_ls_write_end(&slot->seq);
+}
+
 void rl_lockstep_set_waiting(RlLockstep *ls, bool waiting)
 {
     __atomic_store_n(&ls->slot->waiting, waiting, __ATOMIC_SEQ_CST);

@@ -25,6 +25,8 @@ void rl_lockstep_publish(RlLockstep *ls, uint64_t now, uint64_t promise,
                          uint64_t frames_sent, uint64_t grant);
 /* The grant this node runs to now (after computing or receiving one). */
 void rl_lockstep_set_grant(RlLockstep *ls, uint64_t grant);
+/* Count a grant taken inside the vCPU loop (a statistic for bench fabric) */
+void rl_lockstep_count_exec_grant(RlLockstep *ls);
 /* This node blocks on the socket for a GRANT (the others poke the fabric). */
 void rl_lockstep_set_waiting(RlLockstep *ls, bool waiting);
 /* Another node waits on the socket: tell the fabric we moved (PROGRESS). */

@@ -28,6 +28,7 @@ lib = ffi.dlopen(None)
 class Slot(NamedTuple):
     time_ns: int        # the node's clock at its last sync point
     sync_points: int    # every sync point so far
+    exec_grants: int    # grants taken without leaving the vCPU loop (QEMU patch 0007)
 
 
 def path_for(socket: Path) -> Path:
@@ -44,7 +45,8 @@ def read_slots(socket: Path) -> list[Slot] | None:
             if ls.s.magic != lib.RL_LS_MAGIC or ls.s.version != lib.RL_LS_VERSION:
                 return None
             nodes = min(ls.s.nnodes, len(ls.node))     # anyone can write the file
-            slots = [Slot(ls.node[k].t, ls.node[k].syncs) for k in range(nodes)]
+            slots = [Slot(ls.node[k].t, ls.node[k].syncs, ls.node[k].exec_grants)
+                     for k in range(nodes)]
             del ls
             return slots
     except (OSError, ValueError):

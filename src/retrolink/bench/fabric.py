@@ -39,18 +39,36 @@ def _stretch_wall(marks: dict, nodes: int, name: str) -> float:
             - min(marks[(n, f"{name}-start")] for n in range(nodes)))
 
 
-def _syncs_per_virtual_s(mark_slots: dict, nodes: int, first: str, last: str) -> float | None:
-    """Sync points per node per virtual second between two marks, from each node's slot
-    read when its own mark appeared. None when the slots show no progress: no file, or
-    nodes that do not publish (--transport socket)."""
-    rates = []
+def _slot_pairs(mark_slots: dict, nodes: int, first: str, last: str) -> list | None:
+    """Each node's slot as read when its own first and last marks appeared, as (a, b)
+    pairs; None when the slots show no progress: no file, or nodes that do not publish
+    (--transport socket)."""
+    pairs = []
     for n in range(nodes):
         a, b = mark_slots.get((n, first)), mark_slots.get((n, last))
         if not a or not b or b[n].time_ns <= a[n].time_ns:
             return None
-        rates.append((b[n].sync_points - a[n].sync_points) * 1e9
-                     / (b[n].time_ns - a[n].time_ns))
-    return statistics.mean(rates)
+        pairs.append((a[n], b[n]))
+    return pairs
+
+
+def _syncs_per_virtual_s(mark_slots: dict, nodes: int, first: str, last: str) -> float | None:
+    """Sync points per node per virtual second between two marks; None as _slot_pairs."""
+    pairs = _slot_pairs(mark_slots, nodes, first, last)
+    if pairs is None:
+        return None
+    return statistics.mean((b.sync_points - a.sync_points) * 1e9 / (b.time_ns - a.time_ns)
+                           for a, b in pairs)
+
+
+def _exec_share(mark_slots: dict, nodes: int, first: str, last: str) -> float | None:
+    """The share of sync points between two marks whose next grant the node took
+    without leaving the vCPU loop (QEMU patch 0007), over all nodes; None as _slot_pairs."""
+    pairs = _slot_pairs(mark_slots, nodes, first, last)
+    if pairs is None or any(b.sync_points <= a.sync_points for a, b in pairs):
+        return None
+    return (sum(b.exec_grants - a.exec_grants for a, b in pairs)
+            / sum(b.sync_points - a.sync_points for a, b in pairs))
 
 
 def _boot(machine, art, script: str, what: str, node_env: dict | None = None):
@@ -84,7 +102,9 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
             "syncs_per_node_per_virtual_s_idle":
                 _syncs_per_virtual_s(s.mark_slots, nodes, "idle-start", "idle-end"),
             "syncs_per_node_per_virtual_s_busy":
-                _syncs_per_virtual_s(s.mark_slots, nodes, "busy1-start", f"busy{rounds}-end")}
+                _syncs_per_virtual_s(s.mark_slots, nodes, "busy1-start", f"busy{rounds}-end"),
+            "busy_exec_grant_share":
+                _exec_share(s.mark_slots, nodes, "busy1-start", f"busy{rounds}-end")}
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -96,14 +116,15 @@ def table(name: str, transport: str, points: list[dict]) -> str:
     lines = [f"fabric lock-step cost, machine {name}, transport {transport} "
              "(wall s per virtual s; ratio = free / synchronised, median of rounds)",
              f"{'nodes':>5} {'idle':>9} {'x real':>7} {'busy sync':>10} {'busy free':>10} "
-             f"{'ratio':>6} {'syncs/node/vs idle':>19} {'busy':>10}  rounds"]
+             f"{'ratio':>6} {'syncs/node/vs idle':>19} {'busy':>10} {'in loop':>7}  rounds"]
     for p in points:
         lines.append(
             f"{p['nodes']:>5} {p['idle_wall_per_virtual_s']:9.4f} "
             f"{1 / p['idle_wall_per_virtual_s']:7.1f} {p['busy_synced_wall_per_virtual_s']:10.3f} "
             f"{p['busy_free_wall_per_virtual_s']:10.3f} {p['busy_ratio']:6.3f} "
             f"{_fmt(p['syncs_per_node_per_virtual_s_idle'], '19.0f')} "
-            f"{_fmt(p['syncs_per_node_per_virtual_s_busy'], '10.0f')}  "
+            f"{_fmt(p['syncs_per_node_per_virtual_s_busy'], '10.0f')} "
+            f"{_fmt(p['busy_exec_grant_share'], '7.3f')}  "
             + ", ".join(f"{x:.3f}" for x in p["busy_ratio_rounds"]))
     return "\n".join(lines)
 
