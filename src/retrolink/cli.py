@@ -75,11 +75,27 @@ def cmd_test(args) -> int:
     from retrolink.build.pipeline import build_all
     build_all()
     extra = [a for a in args.pytest_args if a != "--"]
-    # test paths given (e.g. tests/fabric): run those; otherwise the whole suite
+    # test paths given (e.g. tests/fabric): run those; otherwise the whole suite, whose
+    # sanitizer tests need the ASan QEMU: built here, on every core, not in a test worker
     chosen = [a for a in extra if not a.startswith("-") and (paths.REPO / a.split("::")[0]).exists()]
-    cmd = [sys.executable, "-m", "pytest", *([] if chosen else [str(paths.REPO / "tests")]), *extra]
+    if not chosen:
+        from retrolink.fuzz.cli import asan_qemu
+        asan_qemu()
+    cmd = [sys.executable, "-m", "pytest", *([] if chosen else [str(paths.REPO / "tests")]),
+           *test_workers(extra), *extra]
     say("running the test suite: " + " ".join(cmd[2:]))
     return subprocess.call(cmd, cwd=paths.REPO)
+
+
+def test_workers(extra: list[str]) -> list[str]:
+    """pytest-xdist options: one worker per core this process may use, each pinned to its
+    core (tests/conftest.py), a test file's tests in one worker (they share its cluster
+    runs). None with one core, or when the arguments choose (-n, -p no:xdist)."""
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2 or any(a.startswith(("-n", "--numprocesses", "--dist")) or "xdist" in a
+                        for a in extra):
+        return []
+    return ["-n", str(cores), "--dist", "loadfile"]
 
 
 def cmd_bench(args) -> int:

@@ -25,10 +25,10 @@ def test_bench_fabric_reports_its_figures_and_grants_inside_the_vcpu_loop(tmp_pa
     for key in ("idle_wall_per_virtual_s", "busy_synced_wall_per_virtual_s",
                 "busy_free_wall_per_virtual_s", "busy_ratio"):
         assert p[key] > 0, (key, p)
-    # ~2 us of lookahead: every node, busy or asleep, reaches a grant hundreds of
-    # thousands of times per virtual second (an idle guest still has to be walked through
-    # every window its neighbour could send in)
+    # ~2 us of lookahead: a busy node reaches a grant hundreds of thousands of times per
+    # virtual second. An idle one promises up to its next timer, so how often it syncs
+    # depends on its guest's timers (seen: 1.5 thousand to 590 thousand times)
     assert p["syncs_per_node_per_virtual_s_busy"] > 100_000, p
-    assert p["syncs_per_node_per_virtual_s_idle"] > 100_000, p
+    assert p["syncs_per_node_per_virtual_s_idle"] > 0, p
     # the deadline hook is in use: grants taken without leaving cpu_exec
     assert 0 < p["busy_exec_grant_share"] <= 1, p

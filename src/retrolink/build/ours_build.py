@@ -7,6 +7,7 @@ from pathlib import Path
 
 from retrolink import paths
 from retrolink.build.guest_kernel import GuestKernel
+from retrolink.build.lock import build_lock
 from retrolink.progress import run_logged, step
 
 
@@ -45,12 +46,13 @@ def build_fabric_variant(name: str, options: dict, target: str, cc: str | None,
     """A host-only build of the fabric in build/variants/<name> (sanitizers, fuzzing):
     configured once with the given meson options and compiler; returns target's path."""
     build = paths.build_dir() / "variants" / name
-    if not (build / "build.ninja").exists():
-        shutil.rmtree(build, ignore_errors=True)
-        env = {"CC": cc} if cc else None
-        with step(f"configuring the fabric's {name} build"):
-            run_logged([meson(), "setup", build, paths.REPO, "-Dguest=false",
-                        *[f"-D{k}={v}" for k, v in options.items()]], log, env=env)
-    with step(f"building the fabric's {name} build"):
-        run_logged(["ninja", "-C", build, target], log)
+    with build_lock():          # test workers may ask for the same variant at once
+        if not (build / "build.ninja").exists():
+            shutil.rmtree(build, ignore_errors=True)
+            env = {"CC": cc} if cc else None
+            with step(f"configuring the fabric's {name} build"):
+                run_logged([meson(), "setup", build, paths.REPO, "-Dguest=false",
+                            *[f"-D{k}={v}" for k, v in options.items()]], log, env=env)
+        with step(f"building the fabric's {name} build"):
+            run_logged(["ninja", "-C", build, target], log)
     return build / target

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from retrolink import paths
 from retrolink.build import bootstrap, qemu_build
+from retrolink.build.lock import build_lock
 from retrolink.build.pipeline import build_log
 from retrolink.fuzz import boards
 from retrolink.fuzz.engine import Execution, fuzz, replay
@@ -15,8 +16,9 @@ def asan_qemu() -> Path:
     """The ASan/UBSan build of QEMU with our devices, built (with progress) if needed."""
     log = build_log()
     log.parent.mkdir(parents=True, exist_ok=True)
-    bootstrap.setup_host(log)
-    return qemu_build.build_qemu(log, "asan")
+    with build_lock():
+        bootstrap.setup_host(log)
+        return qemu_build.build_qemu(log, "asan")
 
 
 def report(line: str) -> None:
