@@ -1,19 +1,9 @@
 """Shared fixtures: the built artifacts (retrolink test builds before pytest runs)."""
-import os
-
 import pytest
 
+# the suite on several cores: pinning, grouping, longest first
+pytest_plugins = ["parallel"]
 
-def pytest_configure(config):
-    """Under pytest-xdist (`./retrolink test` runs a worker per core), each worker, and
-    every QEMU and fabric it starts, keeps to a core of its own. A cluster's nodes wait on
-    each other: on one core each hand-off is a yield to the node it waits for, the link
-    ports see one core and do not spin (docs/fabric.md), and two workers' clusters never
-    take turns on both cores."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if worker.startswith("gw"):
-        cores = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cores[int(worker[2:]) % len(cores)]})
 
 
 @pytest.fixture(scope="session")

@@ -81,21 +81,24 @@ def cmd_test(args) -> int:
     if not chosen:
         from retrolink.fuzz.cli import asan_qemu
         asan_qemu()
+    # pytest's cache (last failures, the durations tests/lib/parallel.py orders by) in the
+    # build cache: a fresh clone starts with what the last runs learnt
+    cache = ["-o", f"cache_dir={paths.cache_dir() / 'pytest'}"]
     cmd = [sys.executable, "-m", "pytest", *([] if chosen else [str(paths.REPO / "tests")]),
-           *test_workers(extra), *extra]
+           *cache, *test_workers(extra), *extra]
     say("running the test suite: " + " ".join(cmd[2:]))
     return subprocess.call(cmd, cwd=paths.REPO)
 
 
 def test_workers(extra: list[str]) -> list[str]:
     """pytest-xdist options: one worker per core this process may use, each pinned to its
-    core (tests/conftest.py), a test file's tests in one worker (they share its cluster
-    runs). None with one core, or when the arguments choose (-n, -p no:xdist)."""
+    core, tests grouped and ordered by tests/lib/parallel.py. None with one core, or when
+    the arguments choose (-n, --dist, -p no:xdist)."""
     cores = len(os.sched_getaffinity(0))
     if cores < 2 or any(a.startswith(("-n", "--numprocesses", "--dist")) or "xdist" in a
                         for a in extra):
         return []
-    return ["-n", str(cores), "--dist", "loadfile"]
+    return ["-n", str(cores), "--dist", "loadgroup", "--no-loadscope-reorder"]
 
 
 def cmd_bench(args) -> int:

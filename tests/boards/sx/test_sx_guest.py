@@ -122,7 +122,9 @@ def test_nodes_at_period_speeds_stop_within_a_ceil_instruction_of_each_grant():
                                 r"inside the vCPU loop short of its grant (\d+)", line):
                 assert grant is None or int(m.group(2)) == grant, line
                 early.append(int(m.group(1)) - int(m.group(2)))
-        assert len(late) > 10000 and min(late) == 0 and max(late) == granularity - 1, \
+        # how many syncs come at the grant, rather than early, depends on the host's
+        # scheduling (no run's result does): thousands, enough to reach the bound
+        assert len(late) > 2000 and min(late) == 0 and max(late) == granularity - 1, \
             (node, len(late), min(late), max(late))
         assert all(e < 0 for e in early), (node, max(early))
 
