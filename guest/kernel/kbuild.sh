@@ -17,7 +17,10 @@ for f in "$@"; do
     *) cmp -s "$f" "$work/$(basename "$f")" || cp "$f" "$work/" ;;
     esac
 done
-make -s -C "$kdir" M="$(cd "$work" && pwd)" RETROLINK_INCLUDE="$inc" \
+# no checkout or build path in the module (debug info): the same .ko from every clone
+work_abs=$(cd "$work" && pwd)
+make -s -C "$kdir" M="$work_abs" RETROLINK_INCLUDE="$inc" \
+    KCFLAGS="-ffile-prefix-map=$work_abs/= -ffile-prefix-map=$(dirname "$inc")/=" \
     KBUILD_EXTRA_SYMBOLS="${extra# }" modules W=1 >"$work/build.log" 2>&1 || {
     cat "$work/build.log" >&2
     exit 1
