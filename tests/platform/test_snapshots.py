@@ -104,3 +104,22 @@ def test_cache_cap_removes_the_least_recently_used(snapshots, monkeypatch):
     monkeypatch.setenv("RETROLINK_SNAPSHOT_CAP_MIB", "1")
     snapshot.enforce_cap()
     assert [p.name for p in made(snapshots)] == ["new"]
+
+
+def test_the_key_is_the_binaries_contents_wherever_they_are(tmp_path):
+    """Two clones of one commit build the same initramfs in two places (the build maps
+    its paths away, meson.build): they share snapshots. A byte of difference does not."""
+    def binaries(where: str, initrd: bytes) -> list:
+        d = tmp_path / where
+        d.mkdir()
+        for name, data in (("qemu-system-x86_64", b"qemu"), ("vmlinuz", b"kernel"),
+                           ("initramfs.cpio", initrd)):
+            (d / name).write_bytes(data)
+        return sorted(d.iterdir())
+
+    def key(bins) -> str:
+        argv = [str(bins[1]), "-kernel", str(bins[2]), "-initrd", str(bins[0])]
+        return snapshot.snapshot_key(bins, [argv], "nodes 1\n", [], [])
+    a, b, c = binaries("a", b"guest"), binaries("b", b"guest"), binaries("c", b"guesT")
+    assert key(a) == key(b)
+    assert key(a) != key(c)

@@ -79,7 +79,9 @@ def _without(argv: list[str], option: str) -> list[str]:
 def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf: str,
                  run_paths: list[Path], end_markers: list[str]) -> str:
     """What shapes a snapshot, as one digest. Left out: the run's own paths (its
-    directory and socket folder), each node's end marker, and tracing."""
+    directory and socket folder), each node's end marker, tracing, and where the
+    binaries are (their contents are in it: the initramfs of another clone of the same
+    commit is the same file, in another place)."""
     h = hashlib.blake2b(digest_size=16)
     h.update(f"retrolink-snapshot {FORMAT}\n".encode())
     for b in binaries:
@@ -88,6 +90,8 @@ def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf:
     def plain(text: str) -> str:
         for i, p in enumerate(run_paths):
             text = text.replace(str(p), f"<run{i}>")
+        for b in binaries:
+            text = text.replace(str(b), f"<{b.name}>")
         for m in end_markers:
             text = text.replace(m, "<end>")
         return text
