@@ -30,8 +30,8 @@ FORMAT = 1                      # of the manifest and the files beside it
 MANIFEST = "manifest.json"
 FABRIC_STATE = "fabric.state"
 # RETROLINK_SNAPSHOT_CAP_MIB. A node's file is ~145 MB (256 MiB of guest RAM, the dirty
-# half of it); the test suite's ~50 configurations take 15-20 GiB. Under a smaller cap the
-# suite, which boots them in turn, would evict each before its next use: every boot cold.
+# half of it); the test suite's 24 configurations take 8.8 GiB. Under a cap below that the
+# suite, which boots them in turn, evicts each before its next use: every boot cold.
 DEFAULT_CAP_MIB = 24576
 MIGRATE_BYTES_PER_S = 16 << 30
 # how long the nodes may take to reach the barrier and be saved, once the first is there
