@@ -8,9 +8,13 @@ pytest_plugins = ["parallel"]
 
 @pytest.fixture(scope="session")
 def artifacts():
-    """QEMU, kernel, initramfs and fabric, built (incrementally) once per session."""
-    from retrolink.build.pipeline import build_all
-    return build_all()
+    """QEMU, kernel, initramfs and fabric, built (incrementally) once per session; the
+    commands tests run take this build as it is (helpers.run_retrolink)."""
+    import helpers
+    from retrolink.build.pipeline import NO_BUILD, build_all
+    art = build_all()
+    helpers.session_env[NO_BUILD] = "1"
+    return art
 
 
 @pytest.fixture

@@ -12,13 +12,15 @@
  * it sleeps to T at once rather than polling. A run from a snapshot
  * starts at T with this device's state loaded, so its guest sees exactly what a
  * cold boot's does. Without a fabric (no retrolink board) the barrier is passed at
- * once.
+ * once; and with stop-at-arrival (a snapshot of such a node is being made) the VM
+ * stops there, at the arriving instruction's end, for the runner to save and resume.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qemu/timer.h"
+#include "system/runstate.h"
 #include "hw/isa/isa.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
@@ -45,6 +47,14 @@ struct RlBarrierState {
     ISADevice parent_obj;
     MemoryRegion io;
     uint32_t iobase;
+    bool stop_at_arrival;   /* without a fabric: stop there for a snapshot */
+    /*
+     * While the VM stops: an expired timer on a list nobody runs, so that the icount
+     * idle warp cannot move the clock on before the stop (as rl-link.c's hold_timer)
+     */
+    QEMUTimerListGroup hold_tlg;
+    QEMUTimer *hold_timer;
+    VMChangeStateEntry *vm_state;
 
     /* VMState */
     bool arrived;
@@ -88,6 +98,22 @@ static void rl_barrier_released(void *opaque, uint64_t t)
     s->time_known = true;
 }
 
+/* Without a fabric, making a snapshot: stop the VM here; the runner saves and resumes it */
+static void rl_barrier_stop_here(RlBarrierState *s)
+{
+    timer_mod_ns(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    vm_stop(RUN_STATE_PAUSED);  /* from the vCPU: once this instruction is done */
+}
+
+static void rl_barrier_vm_state_change(void *opaque, bool running, RunState state)
+{
+    RlBarrierState *s = opaque;
+
+    if (running) {
+        timer_del(s->hold_timer);
+    }
+}
+
 static void rl_barrier_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     RlBarrierState *s = opaque;
@@ -100,6 +126,9 @@ static void rl_barrier_write(void *opaque, hwaddr addr, uint64_t val, unsigned s
         /* no fabric to wait for: passed now */
         s->time = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
         s->time_known = true;
+        if (s->stop_at_arrival) {
+            rl_barrier_stop_here(s);
+        }
     }
 }
 
@@ -136,6 +165,11 @@ static const VMStateDescription vmstate_rl_barrier = {
     }
 };
 
+/* The hold timer's list: nothing to wake (qemu_notify_event would recurse) */
+static void rl_barrier_hold_notify(void *opaque, QEMUClockType type)
+{
+}
+
 static void rl_barrier_realize(DeviceState *d, Error **errp)
 {
     ISADevice *dev = ISA_DEVICE(d);
@@ -144,11 +178,16 @@ static void rl_barrier_realize(DeviceState *d, Error **errp)
     memory_region_init_io(&s->io, OBJECT(dev), &rl_barrier_ops, s, TYPE_RL_BARRIER,
                           RL_BARRIER_PORTS);
     memory_region_add_subregion(isa_address_space_io(dev), s->iobase, &s->io);
+    timerlistgroup_init(&s->hold_tlg, rl_barrier_hold_notify, NULL);
+    s->hold_timer = timer_new_full(&s->hold_tlg, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0,
+                                   NULL, NULL);
+    s->vm_state = qemu_add_vm_change_state_handler(rl_barrier_vm_state_change, s);
 }
 
 static const Property rl_barrier_properties[] = {
     /* beside isa-debug-exit (0xf4), which ends the node */
     DEFINE_PROP_UINT32("iobase", RlBarrierState, iobase, 0xf5),
+    DEFINE_PROP_BOOL("stop-at-arrival", RlBarrierState, stop_at_arrival, false),
 };
 
 static void rl_barrier_class_init(ObjectClass *klass, void *data)

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import REPO
+from helpers import REPO, session_env
 
 
 @dataclass
@@ -32,7 +32,8 @@ class BackgroundRun:
         self.proc = subprocess.Popen([str(REPO / "retrolink"), "run", *args], cwd=REPO,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
-                                     env=dict(os.environ, RETROLINK_RUNS=str(self.runs)))
+                                     env=dict(os.environ, **session_env,
+                                              RETROLINK_RUNS=str(self.runs)))
 
     @property
     def run_dir(self) -> Path:

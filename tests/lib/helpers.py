@@ -9,11 +9,14 @@ from pathlib import Path
 from retrolink import paths
 
 REPO = paths.REPO
+# set by the artifacts fixture once this session has built: the commands the tests run
+# then take that build as it is (RETROLINK_NO_BUILD), rather than each checking it anew
+session_env: dict[str, str] = {}
 
 
 def run_retrolink(*args, timeout=600, env=None):
     """Run ./retrolink with args; returns the CompletedProcess (text)."""
-    full_env = dict(os.environ, **(env or {}))
+    full_env = dict(os.environ, **session_env, **(env or {}))
     return subprocess.run([str(REPO / "retrolink"), *args], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
 

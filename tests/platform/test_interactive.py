@@ -6,7 +6,7 @@ import subprocess
 import time
 
 import pytest
-from helpers import REPO, run_retrolink
+from helpers import REPO, run_retrolink, session_env
 
 from retrolink import paths
 
@@ -30,7 +30,8 @@ def shell_run(sock_path, command, marker, timeout=30):
 
 def test_up_push_shell_and_stop(artifacts, tmp_path):
     proc = subprocess.Popen([str(REPO / "retrolink"), "up", "plain"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, **session_env))
     try:
         sock = paths.runs_dir() / "latest-up" / "node1-shell.sock"
         ready = paths.runs_dir() / "latest-up" / "node1-console.log"
@@ -38,7 +39,7 @@ def test_up_push_shell_and_stop(artifacts, tmp_path):
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert sock.exists(), "up did not create the shell socket"
-        time.sleep(12)   # boot
+        # no wait for the boot: push waits for the node's shell to answer
         payload = tmp_path / "module.bin"
         payload.write_bytes(bytes(range(256)) * 64)
         r = run_retrolink("push", "1", str(payload), timeout=120)

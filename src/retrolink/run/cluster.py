@@ -221,10 +221,11 @@ class Cluster:
                                     conf, [self.dir, self.sockets],
                                     [f.end_marker for f in self.files])
         self.snapshot_key = key
-        found = snapshot.find(key, len(argvs))
+        fabric = self.machine.uses_fabric
+        found = snapshot.find(key, len(argvs), fabric)
         if found:
             self.restored_from = found.dir
-            return (conf + f"restore_state {found.fabric_state}\n",
+            return (conf + f"restore_state {found.fabric_state}\n" if fabric else conf,
                     [argv + ["-incoming", f"file:{found.node_file(n)}"]
                      for n, argv in enumerate(argvs)])
         build = snapshot.new_build_dir(key)
@@ -235,8 +236,15 @@ class Cluster:
             else:
                 qmp.append(self._socket_path(f"node{n}-qmp.sock"))
                 argv += ["-qmp", f"unix:{qmp[-1]},server=on,wait=off"]
+            if not fabric:
+                # no fabric to stop the nodes at the barrier: each stops where it arrives
+                # (after the key: a node started from the snapshot has arrived already)
+                argv += ["-global", "retrolink-barrier.stop-at-arrival=on"]
         self.maker = snapshot.SnapshotMaker(
-            qmp, build, key, alive=lambda: all(p.poll() is None for p in self.nodes))
+            qmp, build, key, alive=lambda: all(p.poll() is None for p in self.nodes),
+            fabric=fabric)
+        if not fabric:
+            return conf, argvs
         return conf + f"save_state {build / snapshot.FABRIC_STATE}\n", argvs
 
     def wait(self, timeout_s: float, boot_timeout_s: float) -> RunResult:

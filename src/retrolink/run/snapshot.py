@@ -1,9 +1,9 @@
 """Clusters that start from a snapshot (docs/snapshots.md).
 
 Every node's init stops at the boot barrier, booted, before it reads its command; the
-fabric runs every node to one virtual time there, with nothing in flight. The first boot
-of a node configuration saves each QEMU there (QMP `migrate` to a file) and the fabric
-saves its own state; later boots of the same configuration start from those files
+fabric runs every node to one virtual time there, with nothing in flight (nodes without a
+fabric stop where they arrive). The first boot of a node configuration saves each QEMU
+there (QMP `migrate` to a file) and the fabric, if any, saves its own state; later boots of the same configuration start from those files
 (`-incoming`, the fabric's `restore_state`) and read their command after the barrier, as
 a cold boot does, so both give the same output.
 
@@ -104,9 +104,11 @@ def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf:
 
 @dataclass
 class Snapshot:
-    """One snapshot's folder: node{N}.mig per node, fabric.state, manifest.json."""
+    """One snapshot's folder: node{N}.mig per node, fabric.state (when the machine has a
+    fabric), manifest.json."""
     dir: Path
     nodes: int
+    fabric: bool = True
 
     def node_file(self, n: int) -> Path:
         return self.dir / f"node{n}.mig"
@@ -116,15 +118,16 @@ class Snapshot:
         return self.dir / FABRIC_STATE
 
     def files(self) -> list[Path]:
-        return [self.node_file(n) for n in range(self.nodes)] + [self.fabric_state]
+        nodes = [self.node_file(n) for n in range(self.nodes)]
+        return nodes + [self.fabric_state] if self.fabric else nodes
 
 
-def find(key: str, nodes: int) -> Snapshot | None:
+def find(key: str, nodes: int, fabric: bool = True) -> Snapshot | None:
     """The snapshot for key if it is whole and undamaged; a damaged one is removed."""
     d = snapshots_dir() / key
     if not d.is_dir():
         return None
-    snap = Snapshot(d, nodes)
+    snap = Snapshot(d, nodes, fabric)
     problem = _check(snap, key)
     if problem:
         say(f"the snapshot {d} is unusable ({problem}): removing it; this boot is cold "
@@ -162,10 +165,10 @@ def new_build_dir(key: str) -> Path:
     return d
 
 
-def publish(build: Path, key: str, nodes: int) -> Path | None:
+def publish(build: Path, key: str, nodes: int, fabric: bool = True) -> Path | None:
     """Write the manifest and move the folder into place (atomically; if another run
     made the same snapshot meanwhile, ours goes). Then keep the cache under its cap."""
-    snap = Snapshot(build, nodes)
+    snap = Snapshot(build, nodes, fabric)
     files = {f.name: {"size": f.stat().st_size, "blake2b": file_digest(f)}
              for f in snap.files()}
     (build / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": key, "nodes": nodes,
@@ -214,13 +217,16 @@ class _ClusterGone(Exception):
 
 class SnapshotMaker(threading.Thread):
     """During a cold boot that makes a snapshot: wait until every node has stopped at
-    the barrier (the fabric asked them to), save each (QMP migrate to a file), resume
-    them, and publish the snapshot once the fabric's state is there too. Any failure
-    resumes the nodes all the same: the run goes on cold, without a snapshot."""
+    the barrier (the fabric asked them to, or, without a fabric, their barrier device's
+    stop-at-arrival), save each (QMP migrate to a file), resume them, and publish the
+    snapshot once the fabric's state is there too. Any failure resumes the nodes all the
+    same: the run goes on cold, without a snapshot."""
 
-    def __init__(self, qmp_paths: list[Path], build: Path, key: str, alive):
+    def __init__(self, qmp_paths: list[Path], build: Path, key: str, alive,
+                 fabric: bool = True):
         super().__init__(daemon=True, name="snapshot-maker")
         self.qmp_paths, self.build, self.key, self.alive = qmp_paths, build, key, alive
+        self.fabric = fabric
         self.stopping = threading.Event()
         self.problem = ""
         self.made: Path | None = None
@@ -239,7 +245,7 @@ class SnapshotMaker(threading.Thread):
         if self.problem:
             shutil.rmtree(self.build, ignore_errors=True)
             return
-        self.made = publish(self.build, self.key, len(self.qmp_paths))
+        self.made = publish(self.build, self.key, len(self.qmp_paths), self.fabric)
 
     async def _make(self) -> None:
         import asyncio
@@ -259,8 +265,9 @@ class SnapshotMaker(threading.Thread):
             for n, c in enumerate(nodes):
                 await self._wait(lambda: self._migrated(c, n), f"node{n}'s snapshot")
             self.saved_s = time.monotonic() - started
-            state = self.build / FABRIC_STATE
-            await self._wait(lambda: state.exists(), "the fabric's state")
+            if self.fabric:
+                state = self.build / FABRIC_STATE
+                await self._wait(lambda: state.exists(), "the fabric's state")
         finally:
             # all at once: a node resumed waits for the others, holding up its monitor
             await asyncio.gather(*(self._resume(c) for c in nodes), return_exceptions=True)
