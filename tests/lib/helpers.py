@@ -21,20 +21,38 @@ def run_retrolink(*args, timeout=600, env=None):
                           timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
 
 
+def quick_bench(which: str, tmp_path, timeout: int, name: str = "") -> tuple[str, dict]:
+    """Run `retrolink bench WHICH --quick`; assert it succeeds; its table and JSON."""
+    out = tmp_path / f"{which}{name}.json"
+    r = run_retrolink("bench", which, "--quick", "--json", str(out), timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout, json.loads(out.read_text())
+
+
 def quick_bench_twice(which: str, tmp_path, timeout: int) -> dict:
     """Run `retrolink bench WHICH --quick` twice; assert both succeed and print the same
     table and JSON, byte for byte (host time aside); return the JSON."""
-    runs = []
-    for i in range(2):
-        out = tmp_path / f"{which}-{i}.json"
-        r = run_retrolink("bench", which, "--quick", "--json", str(out), timeout=timeout)
-        assert r.returncode == 0, r.stdout + r.stderr
-        runs.append((r.stdout, json.loads(out.read_text())))
-    (table_a, a), (table_b, b) = runs
+    (table_a, a), (table_b, b) = (quick_bench(which, tmp_path, timeout, f"-{i}")
+                                  for i in range(2))
     assert table_a == table_b                       # the printed table, byte for byte
     a.pop("host_wall_s"), b.pop("host_wall_s")
     assert a == b
     return a
+
+
+def same_output_twice(machine: str, scripts: dict[int, str], artifacts) -> list[list[str]]:
+    """Run scripts on machine twice (a short run of a benchmark's programs: a whole
+    benchmark twice costs minutes); assert both succeed and every node printed the same
+    lines, byte for byte; return them."""
+    from retrolink.model.machine import load_machine
+    from retrolink.run.runner import run_cluster
+    runs = []
+    for _ in range(2):
+        result = run_cluster(load_machine(machine), artifacts, scripts, "twice")
+        assert result.ok, result.problems
+        runs.append([r.lines for r in result.nodes])
+    assert runs[0] == runs[1]
+    return runs[0]
 
 
 def by_role(**roles) -> str:

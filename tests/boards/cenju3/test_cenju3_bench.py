@@ -1,10 +1,13 @@
-"""`retrolink bench cenju3`: runs, reports every figure of the paper's form, and is
-deterministic (the printed table and the JSON, byte for byte, host time aside)."""
-from helpers import quick_bench_twice
+"""`retrolink bench cenju3`: runs and reports every figure of the paper's form; and its
+programs, run twice, print the same bytes (the figures are a function of what they print:
+bench sx compares a whole benchmark twice, tests/boards/sx/test_sx_bench.py)."""
+from helpers import quick_bench, same_output_twice
+
+from retrolink.bench import cenju3
 
 
-def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
-    a = quick_bench_twice("cenju3", tmp_path, timeout=1800)
+def test_quick_bench_reports_every_figure(artifacts, tmp_path):
+    _, a = quick_bench("cenju3", tmp_path, timeout=1800)
     assert set(a["latency_us"]) == set(a["local_latency_us"]) == {"4", "256", "2048"}
     # a long KMSG (above 440 bytes) takes the long path; remote IPC costs more than local
     assert a["latency_us"]["256"] < a["latency_us"]["2048"]
@@ -18,3 +21,14 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
         assert 0 < a["ool_avg_MBps"][p] <= a["ool_max_MBps"][p] < 40
     m = a["many_to_one"]
     assert m["senders"] == 7 and m["delivered"] == m["messages"] == 7 * 10
+
+
+def test_the_pair_programs_print_the_same_bytes_twice(artifacts):
+    """mach_bench's inline latency, local and remote, with the traced 4-byte message, and
+    OOL throughput, as the benchmark runs them, shorter."""
+    d = cenju3.load_definition(quick=True)
+    d["sizes"], d["ool_pages"] = [4, 256], [1]
+    d["latency"].update(reps=5, warmup=1)
+    d["ool"].update(runs=2, warmup=1)
+    lines = same_output_twice(d["machines"]["pair"], cenju3.pair_scripts(d), artifacts)
+    assert any("RESULT ool" in l for l in lines[0]) and any("RESULT step" in l for l in lines[0])

@@ -1,12 +1,15 @@
-"""`retrolink bench puma3`: runs, reports every figure of the paper's form, and is
-deterministic (the printed table and the JSON, byte for byte, host time aside)."""
-from helpers import quick_bench_twice
+"""`retrolink bench puma3`: runs and reports every figure of the paper's form; and its
+programs, run twice, print the same bytes (the figures are a function of what they print:
+bench sx compares a whole benchmark twice, tests/boards/sx/test_sx_bench.py)."""
+from helpers import quick_bench, same_output_twice
+
+from retrolink.bench import puma3
 
 KEYS = {"raw", "fm_zc_dma", "fm_pio", "fm_split", "tcp"}
 
 
-def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
-    a = quick_bench_twice("puma3", tmp_path, timeout=1200)
+def test_quick_bench_reports_every_figure(artifacts, tmp_path):
+    _, a = quick_bench("puma3", tmp_path, timeout=1200)
     assert set(a["bandwidth_MBps"]) == set(a["peak_MBps"]) == KEYS
     for key in KEYS:
         assert set(a["bandwidth_MBps"][key]) == {"64", "4096", "65536"}
@@ -18,3 +21,12 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
     assert max(a["peak_MBps"].values()) < 106.25
     assert a["parameters"]["bandwidth"]["machine"] == "puma-iii"
     assert a["parameters"]["latency"]["machine"] == "puma-iii-ss5"
+
+
+def test_the_bandwidth_programs_print_the_same_bytes_twice(artifacts):
+    """fc_bench on every protocol and NPtcp over FC, as the benchmark runs them, shorter."""
+    d = puma3.load_definition(quick=True)
+    d["sizes"], d["bandwidth"]["bytes"] = [64, 4096], 16384
+    lines = same_output_twice(d["machines"]["bandwidth"], puma3.bandwidth_scripts(d), artifacts)
+    assert sum("RESULT pingpong" in l for l in lines[0]) == 2 * len(d["protocols"])
+    assert puma3.nptcp_MBps(lines[0]).keys() == {"64", "4096"}
