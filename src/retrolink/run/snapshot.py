@@ -30,7 +30,7 @@ FORMAT = 2                      # of the manifest and the files beside it (2: xx
 MANIFEST = "manifest.json"
 FABRIC_STATE = "fabric.state"
 # RETROLINK_SNAPSHOT_CAP_MIB. A node's file is ~145 MB (256 MiB of guest RAM, the dirty
-# half of it); the test suite's 24 configurations take 8.8 GiB. Under a cap below that the
+# half of it); the test suite's 26 configurations take 9.8 GiB. Under a cap below that the
 # suite, which boots them in turn, evicts each before its next use: every boot cold.
 DEFAULT_CAP_MIB = 24576
 MIGRATE_BYTES_PER_S = 16 << 30
