@@ -100,3 +100,22 @@ def test_initramfs_is_reproducible(artifacts, tmp_path):
         time.sleep(1.1)
         b = initramfs.assemble(kernel, stage, tmp_path / "b.cpio", tmp_path / "log")
     assert digest(a) == digest(b)
+
+
+def test_no_build_takes_the_last_build_or_says_what_is_missing(tmp_path, monkeypatch):
+    """RETROLINK_NO_BUILD: the recorded artifacts as they are; a clear error when there is
+    no record, or a file it names is gone."""
+    from retrolink.build import pipeline
+    monkeypatch.setenv("RETROLINK_BUILD", str(tmp_path))
+    monkeypatch.setenv(pipeline.NO_BUILD, "1")
+    with pytest.raises(pipeline.StepFailed, match="no build to take as it is"):
+        pipeline.build_all()
+    files = {k: tmp_path / k for k in ("qemu", "kernel", "initrd", "fabric")}
+    for f in files.values():
+        f.write_bytes(b"x")
+    import json
+    pipeline.built_record().write_text(json.dumps({k: str(v) for k, v in files.items()}))
+    assert pipeline.build_all().initrd == files["initrd"]
+    files["kernel"].unlink()
+    with pytest.raises(pipeline.StepFailed, match=r"kernel is gone: run ./retrolink build"):
+        pipeline.build_all()

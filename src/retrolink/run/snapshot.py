@@ -3,9 +3,10 @@
 Every node's init stops at the boot barrier, booted, before it reads its command; the
 fabric runs every node to one virtual time there, with nothing in flight (nodes without a
 fabric stop where they arrive). The first boot of a node configuration saves each QEMU
-there (QMP `migrate` to a file) and the fabric, if any, saves its own state; later boots of the same configuration start from those files
-(`-incoming`, the fabric's `restore_state`) and read their command after the barrier, as
-a cold boot does, so both give the same output.
+there (QMP `migrate` to a file) and the fabric, if any, saves its own state; later boots
+of the same configuration start from those files (`-incoming`, the fabric's
+`restore_state`) and read their command after the barrier, as a cold boot does, so both
+give the same output.
 
 A snapshot is keyed by everything that shapes it: the QEMU binary, kernel and initramfs
 (their contents), every node's QEMU command line and the fabric's configuration, with the
