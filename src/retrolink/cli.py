@@ -199,7 +199,7 @@ def make_parser() -> argparse.ArgumentParser:
                            help="fabric, boot: node counts to measure (default: fabric 2,4,8, "
                            "boot 2,8,16; those the machine's networks can have)")
             s.add_argument("--rounds", type=int, default=3, choices=range(1, 10),
-                           metavar="R", help="fabric: busy rounds per node count (default 3)")
+                           metavar="R", help="fabric: rounds (a synchronised and a free-running boot) per node count (default 3)")
             s.add_argument("--transport", choices=["shared", "socket"], default="shared",
                            help="fabric: grants through the lock-step file (default) or every "
                            "one a round trip on the socket, as before it")

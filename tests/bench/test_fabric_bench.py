@@ -32,3 +32,19 @@ def test_bench_fabric_reports_its_figures_and_grants_inside_the_vcpu_loop(tmp_pa
     assert p["syncs_per_node_per_virtual_s_idle"] > 0, p
     # the deadline hook is in use: grants taken without leaving cpu_exec
     assert 0 < p["busy_exec_grant_share"] <= 1, p
+
+
+def test_a_stretch_is_the_slowest_nodes_own_wall_time_not_the_drift_between_nodes():
+    # free-running nodes drift apart: node 1 starts its stretch 3 s after node 0
+    from retrolink.bench.fabric import _stretch_wall
+    marks = {(0, "busy-start"): 10.0, (0, "busy-end"): 12.0,
+             (1, "busy-start"): 13.0, (1, "busy-end"): 15.5}
+    assert _stretch_wall(marks, 2, "busy") == 2.5
+
+
+def test_each_round_boots_both_clusters_back_to_back_with_a_warm_up_first():
+    from retrolink.bench.fabric import _script
+    first, later = _script(10, 2), _script(0, 2)
+    assert first.index("MARK idle-start") < first.index("MARK warmup-start") \
+        < first.index("MARK busy-start")
+    assert "idle" not in later and later.index("MARK warmup-end") < later.index("MARK busy-start")

@@ -1,15 +1,19 @@
 """`retrolink bench fabric`: what the lock-step costs, in host wall time per virtual second.
 
-For each node count, two boots of the machine with every node running the same script:
-- synchronised (the machine, with its fabric): an idle stretch (every guest sleeps),
-  then ROUNDS busy stretches (every guest spins), each between MARK lines that the host
-  times as they appear;
+For each node count, ROUNDS pairs of boots, one after the other, with every node running
+the same script:
+- synchronised (the machine, with its fabric): in the first round an idle stretch (every
+  guest sleeps); then, every round, a warm-up stretch and a busy stretch (every guest
+  spins), each between MARK lines that the host times as they appear;
 - free-running (the 'plain' machine at the same node count: no board, no fabric): the
-  same busy stretches.
-A stretch's cost is the wall time from the first node's start mark to the last node's end
-mark, per virtual second. Host speed drifts on a shared machine, so the busy ratio
-(free / synchronised) is taken per round and the median reported. Syncs per node per
-virtual second come from the nodes' lock-step slots, read when each mark appears.
+  same warm-up and busy stretches.
+A stretch's cost is the slowest node's wall time from its start mark to its end mark, per
+virtual second. The warm-up is not measured: a boot from a snapshot starts with no
+translated code, and the first stretch pays for translating the busy loop. Host speed
+drifts on a shared machine (by a third from minute to minute here), so each round's
+synchronised and free-running boots run back to back, the ratio (free / synchronised) is
+taken per round, and the median reported. Syncs per node per virtual second come from the
+nodes' lock-step slots, read when each mark appears.
 --transport socket runs the nodes the old way, every grant a round trip to the fabric
 (RETROLINK_LOCKSTEP=socket), to measure what the shared-memory lock-step saves.
 """
@@ -19,7 +23,7 @@ from retrolink.model.machine import load_machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.runner import run_cluster
 
-IDLE_S, BUSY_S = 10, 2
+IDLE_S, WARMUP_S, BUSY_S = 10, 1, 2
 DEFAULT_NODES = [2, 4, 8]
 # /proc/uptime in centiseconds, so that a stretch is its length to 10 ms
 _UPTIME_CS = "$(u=$(cut -d' ' -f1 /proc/uptime); echo ${u%.*}${u#*.})"
@@ -27,16 +31,19 @@ _SPIN = ("e=$(({now}+{cs})); echo MARK {name}-start; "
          "while [ {now} -lt $e ]; do :; done; echo MARK {name}-end")
 
 
-def _script(idle_s: int, rounds: int, busy_s: int) -> str:
+def _script(idle_s: int, busy_s: int) -> str:
     parts = [f"echo MARK idle-start; sleep {idle_s}; echo MARK idle-end"] if idle_s else []
-    parts += [_SPIN.format(now=_UPTIME_CS, cs=busy_s * 100, name=f"busy{r}")
-              for r in range(1, rounds + 1)]
+    parts += [_SPIN.format(now=_UPTIME_CS, cs=WARMUP_S * 100, name="warmup"),
+              _SPIN.format(now=_UPTIME_CS, cs=busy_s * 100, name="busy")]
     return "; ".join(parts)
 
 
 def _stretch_wall(marks: dict, nodes: int, name: str) -> float:
-    return (max(marks[(n, f"{name}-end")] for n in range(nodes))
-            - min(marks[(n, f"{name}-start")] for n in range(nodes)))
+    """The slowest node's wall time from its own start mark to its own end mark.
+    Free-running nodes drift apart (each at its own speed), so a window from the
+    first node's start to the last node's end would grow by the drift with every
+    stretch; synchronised nodes stay within a lookahead of each other."""
+    return max(marks[(n, f"{name}-end")] - marks[(n, f"{name}-start")] for n in range(nodes))
 
 
 def _slot_pairs(mark_slots: dict, nodes: int, first: str, last: str) -> list | None:
@@ -81,30 +88,41 @@ def _boot(machine, art, script: str, what: str, node_env: dict | None = None):
     return result
 
 
+def _mean(xs: list) -> float | None:
+    return None if not xs or any(x is None for x in xs) else statistics.mean(xs)
+
+
 def measure(args, nodes: int, art, overrides: dict) -> dict:
     synced = load_machine(args.machine, {**overrides, "cluster.nodes": nodes})
     free = load_machine("plain", {"cluster.nodes": nodes})
     rounds = args.rounds
     node_env = {"RETROLINK_LOCKSTEP": "socket"} if args.transport == "socket" else None
-    s = _boot(synced, art, _script(IDLE_S, rounds, BUSY_S),
-              f"{nodes} nodes, synchronised: idle {IDLE_S} s, then {rounds} x busy {BUSY_S} s",
-              node_env)
-    f = _boot(free, art, _script(0, rounds, BUSY_S),
-              f"{nodes} nodes, free-running (no fabric): {rounds} x busy {BUSY_S} s")
-    busy = [_stretch_wall(s.marks, nodes, f"busy{r}") / BUSY_S for r in range(1, rounds + 1)]
-    unsync = [_stretch_wall(f.marks, nodes, f"busy{r}") / BUSY_S for r in range(1, rounds + 1)]
+    busy, unsync, syncs, shares = [], [], [], []
+    for r in range(1, rounds + 1):
+        idle = IDLE_S if r == 1 else 0
+        s = _boot(synced, art, _script(idle, BUSY_S),
+                  f"{nodes} nodes, round {r} of {rounds}, synchronised: "
+                  + (f"idle {IDLE_S} s, " if idle else "")
+                  + f"warm-up {WARMUP_S} s, busy {BUSY_S} s", node_env)
+        f = _boot(free, art, _script(0, BUSY_S),
+                  f"{nodes} nodes, round {r} of {rounds}, free-running (no fabric): "
+                  f"warm-up {WARMUP_S} s, busy {BUSY_S} s")
+        if idle:
+            idle_wall = _stretch_wall(s.marks, nodes, "idle") / IDLE_S
+            idle_syncs = _syncs_per_virtual_s(s.mark_slots, nodes, "idle-start", "idle-end")
+        busy.append(_stretch_wall(s.marks, nodes, "busy") / BUSY_S)
+        unsync.append(_stretch_wall(f.marks, nodes, "busy") / BUSY_S)
+        syncs.append(_syncs_per_virtual_s(s.mark_slots, nodes, "busy-start", "busy-end"))
+        shares.append(_exec_share(s.mark_slots, nodes, "busy-start", "busy-end"))
     ratios = [u / b for u, b in zip(unsync, busy)]
     return {"nodes": nodes,
-            "idle_wall_per_virtual_s": _stretch_wall(s.marks, nodes, "idle") / IDLE_S,
+            "idle_wall_per_virtual_s": idle_wall,
             "busy_synced_wall_per_virtual_s": statistics.median(busy),
             "busy_free_wall_per_virtual_s": statistics.median(unsync),
             "busy_ratio": statistics.median(ratios), "busy_ratio_rounds": ratios,
-            "syncs_per_node_per_virtual_s_idle":
-                _syncs_per_virtual_s(s.mark_slots, nodes, "idle-start", "idle-end"),
-            "syncs_per_node_per_virtual_s_busy":
-                _syncs_per_virtual_s(s.mark_slots, nodes, "busy1-start", f"busy{rounds}-end"),
-            "busy_exec_grant_share":
-                _exec_share(s.mark_slots, nodes, "busy1-start", f"busy{rounds}-end")}
+            "syncs_per_node_per_virtual_s_idle": idle_syncs,
+            "syncs_per_node_per_virtual_s_busy": _mean(syncs),
+            "busy_exec_grant_share": _mean(shares)}
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -139,7 +157,7 @@ def bench_fabric(args, overrides: dict) -> dict:
         points.append(measure(args, nodes, art, overrides))
     print(table(name, args.transport, points), flush=True)
     return {"machine": name, "transport": args.transport, "overrides": overrides,
-            "idle_s": IDLE_S, "busy_s": BUSY_S, "rounds": args.rounds, "points": points}
+            "idle_s": IDLE_S, "warmup_s": WARMUP_S, "busy_s": BUSY_S, "rounds": args.rounds, "points": points}
 
 
 def node_counts(machine: str, overrides: dict, requested: list[int] | None) -> list[int]:
