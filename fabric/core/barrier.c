@@ -6,7 +6,8 @@
  * to t, no grant going past it (the cap, in the lock-step file too). When every node
  * has reached t, the barrier is done: the fabric saves its state if asked to, and the
  * cap goes. Nothing may be in flight at t, so a boot must be quiet on the networks:
- * a FRAME before the barrier is done breaks the protocol.
+ * a FRAME before the barrier is done breaks the protocol, and synthetic nodes start
+ * sending only then (synthetic_start).
  */
 #include <stdio.h>
 
@@ -124,6 +125,7 @@ void barrier_check(struct fabric *f)
     if (b->save_path[0]) {
         state_save(f);
     }
+    synthetic_start(f);
     fabric_log("boot barrier passed at %llu ns%s", (unsigned long long)b->t,
                b->save_path[0] ? "; state saved" : "");
 }

@@ -402,13 +402,6 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: save_state and restore_state need 'boot_barrier on'", path);
         return -1;
     }
-    for (uint32_t k = 0; f->barrier.on && k < f->nnodes; k++) {
-        if (f->nodes[k].kind == NODE_SYNTHETIC) {
-            snprintf(err, errlen, "%s: synthetic node %u sends from the start: a boot with it "
-                     "is not quiet, so it can have no boot_barrier", path, k);
-            return -1;
-        }
-    }
     if (f->barrier.save_path[0] && f->barrier.restore_path[0]) {
         snprintf(err, errlen, "%s: a cluster restored from a state is past its barrier: "
                  "it cannot save one (save_state with restore_state)", path);

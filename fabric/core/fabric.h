@@ -101,6 +101,7 @@ struct node {
     /* synthetic nodes: a station of network syn_net */
     uint32_t syn_net, syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
+    bool syn_deferred;       /* not started: the cluster has yet to pass its boot barrier */
 };
 
 struct fabric;
@@ -246,6 +247,8 @@ uint64_t pa_min(const struct pending_arrivals *p);
 
 /* main.c: a message to a node (it is cut off if the socket fails) */
 void fabric_send(struct fabric *f, struct node *n, const void *msg, size_t len);
+/* main.c: queue the synthetic nodes' first frames, none before the boot barrier's time */
+void synthetic_start(struct fabric *f);
 
 /* barrier.c: the boot barrier; NULL, or why the message breaks the protocol */
 const char *barrier_message(struct fabric *f, struct node *n, const struct rl_barrier *m);
@@ -254,7 +257,7 @@ void barrier_check(struct fabric *f);      /* every node at its time: done (and 
 uint64_t barrier_cap(const struct fabric *f, uint64_t grant);
 
 /* state.c: the fabric's own state at the barrier (docs/snapshots.md) */
-void state_save(struct fabric *f);         /* fatal on failure */
+void state_save(struct fabric *f);         /* says so and runs on if it cannot */
 void state_restore(struct fabric *f);      /* at start: every node at its saved time */
 
 /* main.c: used by topologies and synthetic nodes */

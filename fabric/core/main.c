@@ -451,6 +451,26 @@ static void synthetic_emit(struct fabric *f, struct node *n, uint64_t now)
     net->topo->inject(net, fr, now);
 }
 
+/*
+ * Queue each synthetic node's first frame. With a boot barrier, only once every node
+ * has passed it (barrier.c), so that the boot is quiet: a station whose start_ns is
+ * earlier starts at the barrier's time, in a cold run and from a snapshot alike.
+ */
+void synthetic_start(struct fabric *f)
+{
+    uint64_t not_before = f->barrier.on ? f->barrier.t : 0;
+
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        n->syn_deferred = false;
+        if (n->kind == NODE_SYNTHETIC && n->syn_left) {
+            n->syn_next = max64(n->syn_next, not_before);
+            struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
+            eq_push(&f->queue, &ev);
+        }
+    }
+}
+
 static void run_event(struct fabric *f, struct event *ev)
 {
     switch (ev->kind) {
@@ -576,11 +596,12 @@ static void start_cluster(struct fabric *f)
         state_restore(f);
     }
     lockstep_start(f);
-    for (uint32_t k = 0; k < f->nnodes; k++) {
-        struct node *n = &f->nodes[k];
-        if (n->kind == NODE_SYNTHETIC && n->syn_left) {
-            struct event ev = { .time = n->syn_next, .kind = EV_SYNTH, .node = n->id };
-            eq_push(&f->queue, &ev);
+    if (!f->barrier.on || f->barrier.done) {
+        synthetic_start(f);
+    } else {
+        /* they start once the nodes have passed the boot barrier (barrier_check) */
+        for (uint32_t k = 0; k < f->nnodes; k++) {
+            f->nodes[k].syn_deferred = f->nodes[k].kind == NODE_SYNTHETIC;
         }
     }
     sync_compute(f, e, a);

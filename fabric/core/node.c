@@ -17,7 +17,7 @@ uint64_t node_send_floor(const struct node *n)
 
 bool node_counts(const struct node *n)
 {
-    return n->kind == NODE_SYNTHETIC ? n->syn_left > 0 : n->alive;
+    return n->kind == NODE_SYNTHETIC ? n->syn_left > 0 && !n->syn_deferred : n->alive;
 }
 
 uint64_t node_floor(const struct node *n)

@@ -27,6 +27,7 @@
 #include "qemu/module.h"
 #include "qom/object.h"
 
+#include "hw/retrolink/core/rl-clock-hold.h"
 #include "hw/retrolink/core/rl-link.h"
 
 #define TYPE_RL_BARRIER "retrolink-barrier"
@@ -48,12 +49,7 @@ struct RlBarrierState {
     MemoryRegion io;
     uint32_t iobase;
     bool stop_at_arrival;   /* without a fabric: stop there for a snapshot */
-    /*
-     * While the VM stops: an expired timer on a list nobody runs, so that the icount
-     * idle warp cannot move the clock on before the stop (as rl-link.c's hold_timer)
-     */
-    QEMUTimerListGroup hold_tlg;
-    QEMUTimer *hold_timer;
+    RlClockHold hold;       /* the clock while the VM stops */
     VMChangeStateEntry *vm_state;
 
     /* VMState */
@@ -101,7 +97,7 @@ static void rl_barrier_released(void *opaque, uint64_t t)
 /* Without a fabric, making a snapshot: stop the VM here; the runner saves and resumes it */
 static void rl_barrier_stop_here(RlBarrierState *s)
 {
-    timer_mod_ns(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    rl_clock_hold_start(&s->hold);
     vm_stop(RUN_STATE_PAUSED);  /* from the vCPU: once this instruction is done */
 }
 
@@ -110,7 +106,7 @@ static void rl_barrier_vm_state_change(void *opaque, bool running, RunState stat
     RlBarrierState *s = opaque;
 
     if (running) {
-        timer_del(s->hold_timer);
+        rl_clock_hold_end(&s->hold);
     }
 }
 
@@ -165,11 +161,6 @@ static const VMStateDescription vmstate_rl_barrier = {
     }
 };
 
-/* The hold timer's list: nothing to wake (qemu_notify_event would recurse) */
-static void rl_barrier_hold_notify(void *opaque, QEMUClockType type)
-{
-}
-
 static void rl_barrier_realize(DeviceState *d, Error **errp)
 {
     ISADevice *dev = ISA_DEVICE(d);
@@ -178,9 +169,7 @@ static void rl_barrier_realize(DeviceState *d, Error **errp)
     memory_region_init_io(&s->io, OBJECT(dev), &rl_barrier_ops, s, TYPE_RL_BARRIER,
                           RL_BARRIER_PORTS);
     memory_region_add_subregion(isa_address_space_io(dev), s->iobase, &s->io);
-    timerlistgroup_init(&s->hold_tlg, rl_barrier_hold_notify, NULL);
-    s->hold_timer = timer_new_full(&s->hold_tlg, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0,
-                                   NULL, NULL);
+    rl_clock_hold_init(&s->hold);
     s->vm_state = qemu_add_vm_change_state_handler(rl_barrier_vm_state_change, s);
 }
 

@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <sched.h>
 
+#include "hw/retrolink/core/rl-clock-hold.h"
 #include "hw/retrolink/core/rl-link.h"
 #include "hw/retrolink/core/rl-lockstep.h"
 #include "hw/retrolink/trace.h"
@@ -94,14 +95,7 @@ struct RlLink {
     void (*barrier_released)(void *opaque, uint64_t t);
     void *barrier_opaque;
     VMChangeStateEntry *vm_state;
-    /*
-     * Expired while the node stops for a snapshot, on a timer list nobody runs: the
-     * clock has a deadline of now, so the idle warp cannot move it on between the vCPU
-     * stopping and the VM being stopped (sync_timer cannot be it: an expired timer
-     * re-armed from its own callback runs again at once).
-     */
-    QEMUTimerListGroup hold_tlg;
-    QEMUTimer *hold_timer;
+    RlClockHold hold;        /* the clock while the node stops for a snapshot */
 };
 
 static RlLink *rl_node_link;     /* this QEMU's connection (one node per process) */
@@ -556,14 +550,9 @@ static void rl_barrier_stop(RlLink *l, uint64_t now)
     trace_retrolink_link_barrier(l->node, "stopped", now);
     if (rl_barrier_send(l, now, RL_BARRIER_STOPPED)) {
         l->barrier = RL_BS_STOPPED;
-        timer_mod_ns(l->hold_timer, now);
+        rl_clock_hold_start(&l->hold);
         vm_stop(RUN_STATE_PAUSED);
     }
-}
-
-/* The hold timer's list: nothing to wake (qemu_notify_event would recurse) */
-static void rl_hold_notify(void *opaque, QEMUClockType type)
-{
 }
 
 static void rl_vm_state_change(void *opaque, bool running, RunState state)
@@ -573,7 +562,7 @@ static void rl_vm_state_change(void *opaque, bool running, RunState state)
     if (running && l->barrier == RL_BS_STOPPED && l->up) {
         trace_retrolink_link_barrier(l->node, "resumed", rl_now());
         l->barrier = RL_BS_PASSED;
-        timer_del(l->hold_timer);
+        rl_clock_hold_end(&l->hold);
         timer_mod_ns(l->sync_timer, rl_now());
     }
 }
@@ -750,10 +739,7 @@ static void rl_link_free(RlLink *l)
     if (rl_node_link == l) {
         icount_set_deadline_hook(NULL, NULL);
     }
-    if (l->hold_timer) {
-        timer_free(l->hold_timer);
-        timerlistgroup_deinit(&l->hold_tlg);
-    }
+    rl_clock_hold_destroy(&l->hold);
     if (l->sync_timer) {
         timer_free(l->sync_timer);
     }
@@ -862,8 +848,7 @@ static void rl_machine_done(Notifier *n, void *data)
     }
     l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
     l->vm_state = qemu_add_vm_change_state_handler(rl_vm_state_change, l);
-    timerlistgroup_init(&l->hold_tlg, rl_hold_notify, NULL);
-    l->hold_timer = timer_new_full(&l->hold_tlg, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, NULL, NULL);
+    rl_clock_hold_init(&l->hold);
     if (l->ls && rl_lockstep_start(l->ls, l->nodes)) {  /* final by WELCOME */
         icount_set_deadline_hook(rl_deadline_hook, l);
     }

@@ -1,8 +1,8 @@
 """Clusters that start from a snapshot (docs/snapshots.md): a run from a snapshot gives
 byte-identical output to a cold boot; a damaged or stale snapshot is found, never used,
 and made again. Each test has a snapshot folder of its own (RETROLINK_SNAPSHOTS).
-The fabric's part is tested on sx-pair; what does not need a fabric on one plain node
-(a cold boot of it costs half one of two nodes)."""
+The fabric's part is tested on sx-pair (and synthetic stations on eth-hub); what does not
+need a fabric on one plain node (a cold boot of it costs half one of two nodes)."""
 import json
 
 import pytest
@@ -146,3 +146,29 @@ def test_the_key_is_the_binaries_contents_wherever_they_are(tmp_path):
     a, b, c = binaries("a", b"guest"), binaries("b", b"guest"), binaries("c", b"guesT")
     assert key(a) == key(b)
     assert key(a) != key(c)
+
+
+def test_synthetic_stations_start_at_the_barrier_from_a_snapshot_as_in_a_cold_boot(
+        artifacts, snapshots):
+    # a traffic generator in the fabric, sending to node 0 from 1 us: long before the
+    # nodes have booted, so it starts at the barrier's time (docs/snapshots.md)
+    from retrolink.topologies import Synthetic
+    base = load_machine("eth-hub", {"cluster.nodes": 2})
+    (name, net), = base.networks.items()
+    gen = Synthetic(name="gen", dst=0, size=200, interval_ns=1_000_000, start_ns=1000, count=20)
+    machine = base.model_copy(
+        update={"networks": {name: net.model_copy(update={"synthetic": [gen]})}})
+    command = "sleep 1; cat /proc/uptime /sys/class/net/eth0/statistics/rx_packets"
+    runs = []
+    for _ in range(2):      # the first boot makes the snapshot, the second starts from it
+        r = run_cluster(machine, artifacts, {0: command, 1: command}, "snap", trace=True)
+        assert r.ok, r.problems
+        runs.append(([x.lines for x in r.nodes], (r.run_dir / "fabric-trace.txt").read_text(),
+                     (r.run_dir / "fabric.log").read_text()))
+    (making, trace1, log1), (restored, trace2, log2) = runs
+    assert "started at the boot barrier" in log2 and "started at the boot barrier" not in log1
+    assert restored == making and trace2 == trace1
+    ready = [int(line.split()[0]) for line in trace1.splitlines() if " ready src=2 " in line]
+    barrier = int(log2.split("started at the boot barrier, ")[1].split(" ns")[0])
+    assert len(ready) == 20 and ready[0] == barrier
+    assert ready == [barrier + i * 1_000_000 for i in range(20)]

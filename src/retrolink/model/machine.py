@@ -90,13 +90,6 @@ class Machine(Strict):
     def uses_fabric(self) -> bool:
         return bool(self.networks)
 
-    @property
-    def boot_barrier(self) -> bool:
-        """Whether the nodes stop at the boot barrier, where snapshots are taken
-        (docs/snapshots.md): without a fabric (each node on its own), or on a fabric whose
-        boot is quiet, i.e. without synthetic nodes (they send from the start)."""
-        return not any(n.synthetic for n in self.networks.values())
-
     def boards_on(self, node: int) -> list[BoardBase]:
         return [b for b in self.boards.values() if node in b.node_ids(self.cluster.nodes)]
 

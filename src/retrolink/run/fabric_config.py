@@ -33,8 +33,8 @@ def fabric_config_text(machine: Machine, socket: Path, stats: Path, trace: Path 
                      f"protocol={protocol}")
         params = " ".join(f"{k}={v}" for k, v in sorted(net.fabric_params().items()))
         lines.append(f"topology {net.topology} {params}")
-    if machine.boot_barrier:
-        lines.append("boot_barrier on")
+    # the nodes meet at the boot barrier (docs/snapshots.md); synthetic nodes start after it
+    lines.append("boot_barrier on")
     lines.append(f"stats {stats}")
     lines.append(f"status {stats.parent / 'fabric-status.json'}")
     lines.append(f"stall_report_s {STALL_REPORT_S}")

@@ -48,15 +48,14 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-L", d]
     # the init script ends the node by writing 0 here: QEMU exits with status 1
     argv += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=1"]
-    if machine.boot_barrier:
-        # where init waits for the cluster, once booted (docs/snapshots.md)
-        argv += ["-device", f"retrolink-barrier,iobase={BARRIER_PORT:#x}"]
-        # a snapshot is taken of a stopped VM: without this, one started from it would
-        # stay stopped (docs/snapshots.md)
-        argv += ["-global", "migration.store-global-state=off"]
-        # and no RARP announcements of QEMU's own after a load: on a host timer, they
-        # would be frames nobody's guest sent
-        argv += ["-global", "migration.announce-rounds=0"]
+    # where init waits for the cluster, once booted (docs/snapshots.md)
+    argv += ["-device", f"retrolink-barrier,iobase={BARRIER_PORT:#x}"]
+    # a snapshot is taken of a stopped VM: without this, one started from it would
+    # stay stopped (docs/snapshots.md)
+    argv += ["-global", "migration.store-global-state=off"]
+    # and no RARP announcements of QEMU's own after a load: on a host timer, they
+    # would be frames nobody's guest sent
+    argv += ["-global", "migration.announce-rounds=0"]
     argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",
