@@ -5,7 +5,7 @@
  * the boot barrier, for a snapshot) must keep the clock where it is until the VM
  * has stopped. Under icount, the idle warp would move the clock on to the next
  * timer deadline in between. An expired timer keeps the nearest deadline at
- * "now", and so the warp away; it lives on a timer list nobody runs, since a
+ * "now", which keeps the warp away; it is on a timer list nobody runs, since a
  * timer re-armed from its own callback would run again at once. Start the hold
  * just before vm_stop; end it when the VM runs again (a vm-state handler).
  *
