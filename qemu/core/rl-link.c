@@ -40,6 +40,13 @@
 /* a window shorter than this is not split by a half-way publication */
 #define RL_PROGRESS_MIN_NS      1000
 #define RL_YIELD_NS             500000
+/*
+ * In the vCPU loop, how long a sync point waits for a grant that lets the next TB
+ * run whole before it takes a shorter one (and QEMU makes a TB of exactly the
+ * instructions left, translated afresh: some 20 us). A peer publishes every half
+ * window, a few microseconds of host time at microsecond lookahead.
+ */
+#define RL_FIT_NS               10000
 
 typedef struct RlLink RlLink;
 
@@ -266,10 +273,14 @@ static void rl_arm_sync(RlLink *l)
     l->armed_at = rl_now();
 }
 
-/* Stop the clock at the grant, and publish half-way there. */
-static void rl_arm(RlLink *l)
+/*
+ * Stop the clock at the grant, and publish half-way there, or later: not before
+ * @not_before (the end of the TB the vCPU is about to run, in the vCPU loop).
+ */
+static void rl_arm_after(RlLink *l, uint64_t not_before)
 {
     uint64_t now = rl_now();
+    uint64_t half;
 
     rl_arm_sync(l);
     /*
@@ -278,11 +289,18 @@ static void rl_arm(RlLink *l)
      * two taking turns. It is an external timer, which the idle warp ignores:
      * an idle guest's clock still jumps straight to its next event.
      */
-    if (l->progress_timer && l->grant < INT64_MAX && l->grant - now >= RL_PROGRESS_MIN_NS) {
-        timer_mod_ns(l->progress_timer, now + (l->grant - now) / 2);
+    half = now + (l->grant - now) / 2;
+    if (l->progress_timer && l->grant < INT64_MAX && l->grant - now >= RL_PROGRESS_MIN_NS &&
+        MAX(half, not_before) < l->grant) {
+        timer_mod_ns(l->progress_timer, MAX(half, not_before));
     } else if (l->progress_timer) {
         timer_del(l->progress_timer);
     }
+}
+
+static void rl_arm(RlLink *l)
+{
+    rl_arm_after(l, 0);
 }
 
 static void rl_bye(RlLink *l)
@@ -334,17 +352,19 @@ static void rl_granted(RlLink *l, uint64_t grant)
     rl_arm(l);
 }
 
-/* How long a sync point looks for a grant in the lock-step file */
+/* Where a sync point looks for a grant in the lock-step file */
 typedef enum RlWait {
-    RL_WAIT_SPIN,      /* spin while every QEMU has a core; never read the socket */
-    RL_WAIT_FULL,      /* spin, then yield, reading DELIVERs the reading counts on */
+    RL_WAIT_IN_LOOP,   /* in the vCPU loop (the deadline hook): never read the socket */
+    RL_WAIT_FULL,      /* at the sync timer: read the DELIVERs the reading counts on */
 } RlWait;
 
 /*
- * At a sync point, look for a grant of our own in the lock-step file, past @beyond:
- * spin, then yield, as above (as far as @how allows). False: ask the fabric.
+ * At a sync point, look for a grant of our own in the lock-step file, past @beyond,
+ * and for up to RL_FIT_NS at least @fit: spin, then yield, as above. False: ask the
+ * fabric (or, in the loop, leave it to the sync point proper).
  */
-static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t *grant, RlWait how)
+static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t fit, uint64_t *grant,
+                             RlWait how)
 {
     int64_t start = get_clock(), t = start;
     int64_t spin_until = rl_lockstep_crowded(l->ls) ? start : start + RL_SPIN_NS;
@@ -364,7 +384,7 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t *grant, RlWait
             }
             continue;
         }
-        if (r == RL_LS_OK && *grant > beyond) {
+        if (r == RL_LS_OK && *grant > beyond && (*grant >= fit || t >= start + RL_FIT_NS)) {
             return true;
         }
         if (i % 16 == 0 || t >= spin_until) {
@@ -374,9 +394,6 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t *grant, RlWait
             }
         }
         if (t >= spin_until) {
-            if (how != RL_WAIT_FULL) {
-                return false;
-            }
             sched_yield();
         } else {
             cpu_relax();
@@ -436,20 +453,27 @@ static void rl_progress_cb(void *opaque)
     }
 }
 
+/* Whether timer @t (ours) would end the vCPU's budget inside the TB it is about to run */
+static bool rl_cuts_tb(QEMUTimer *t, uint64_t budget_end, uint64_t tb_end)
+{
+    return t && timer_pending(t) && (timer_expire_time_ns(t) <= budget_end ||
+                                     timer_expire_time_ns(t) < tb_end);
+}
+
 /*
  * A sync point inside cpu_exec (QEMU patch 0007): the vCPU's budget ends within
- * horizon_ns, at our grant or just short of it (publish, and spin a little for a
- * longer grant: short of it, the TB that does not fit can then run whole) or
- * half-way to it (publish). True if a timer moved:
+ * horizon_ns, inside the next TB (tb_ns long), at our grant or just short of it
+ * (publish, and spin a little for a longer grant, preferably one past the TB's end,
+ * so that the TB runs whole) or half-way to it (publish). True if a timer moved:
  * the vCPU then runs on to the new nearest deadline without an exit. Whatever
  * this does not settle (a barrier, a DELIVER to read, no grant yet) the sync
  * point proper does, as before. Publishing early is always allowed: a node may
  * say where it is at any time up to its grant.
  */
-static bool rl_deadline_hook(void *opaque, int64_t horizon_ns)
+static bool rl_deadline_hook(void *opaque, int64_t horizon_ns, int64_t tb_ns)
 {
     RlLink *l = opaque;
-    uint64_t now, near, guest, grant;
+    uint64_t now, budget_end, tb_end, guest, grant;
     bool moved = false;
 
     BQL_LOCK_GUARD();   /* the ports' promise callbacks read device state */
@@ -458,9 +482,17 @@ static bool rl_deadline_hook(void *opaque, int64_t horizon_ns)
         return false;
     }
     now = rl_now();
-    near = now + horizon_ns;
-    if (timer_pending(l->sync_timer) && timer_expire_time_ns(l->sync_timer) <= near) {
-        moved = l->progress_timer && timer_pending(l->progress_timer);
+    budget_end = now + horizon_ns;
+    tb_end = now + tb_ns;
+    bool sync_cuts = rl_cuts_tb(l->sync_timer, budget_end, tb_end);
+    if (!sync_cuts && rl_cuts_tb(l->progress_timer, budget_end, tb_end)) {
+        rl_progress_cb(l);
+        moved = true;
+        /* it may have taken a longer grant, and that may still end inside the TB */
+        sync_cuts = rl_cuts_tb(l->sync_timer, budget_end, tb_end);
+    }
+    if (sync_cuts) {
+        moved |= l->progress_timer && timer_pending(l->progress_timer);
         l->promised = rl_node_promise(l, now, &guest);   /* deletes the half-way timer */
         if (now >= l->grant) {
             /* the budget ran out where the sync timer would have fired */
@@ -469,15 +501,13 @@ static bool rl_deadline_hook(void *opaque, int64_t horizon_ns)
             trace_retrolink_link_sync_early(l->node, now, l->grant, l->promised);
         }
         rl_lockstep_sync_point(l, now, l->promised);
-        if (rl_lockstep_wait(l, MAX(now, l->grant), &grant, RL_WAIT_SPIN)) {
-            rl_granted(l, grant);
+        /* a grant past the TB's end lets it run whole: worth a few microseconds */
+        if (rl_lockstep_wait(l, MAX(now, l->grant), tb_end, &grant, RL_WAIT_IN_LOOP)) {
+            rl_take_grant(l, grant);
+            rl_arm_after(l, tb_end);
             rl_lockstep_count_exec_grant(l->ls);
             moved = true;
         }
-    } else if (l->progress_timer && timer_pending(l->progress_timer) &&
-               timer_expire_time_ns(l->progress_timer) <= near) {
-        rl_progress_cb(l);
-        moved = true;
     }
     return moved;
 }
@@ -636,7 +666,7 @@ static void rl_sync_cb(void *opaque)
     if (l->ls) {
         uint64_t grant;
         rl_lockstep_sync_point(l, now, s.promise_ns);
-        if (rl_lockstep_wait(l, now, &grant, RL_WAIT_FULL)) {
+        if (rl_lockstep_wait(l, now, 0, &grant, RL_WAIT_FULL)) {
             rl_granted(l, grant);
             return;
         }

@@ -115,6 +115,8 @@ def socket_dir(run_dir: Path) -> Path:
 
 # how long retrolink lets the nodes finish writing after the fabric died
 FABRIC_DEATH_GRACE_S = 2.0
+# how often a running cluster's outputs are read: MARK lines are timed to this
+POLL_S, MARK_POLL_S = 0.05, 0.01
 # a stall is announced (once) after this long; the run ends at cluster.stall_timeout_s
 STALL_NOTICE_S = 10.0
 
@@ -277,7 +279,9 @@ class Cluster:
             if stall.check(now):
                 ended_by = "stall"
                 break
-            time.sleep(0.05)
+            # once a MARK line appeared (a benchmark times stretches between them), look
+            # often enough that a stretch of a few hundred ms is timed to a few percent
+            time.sleep(MARK_POLL_S if marks else POLL_S)
         # the state of each QEMU still running (a stopped one shows 'T'), before stopping them
         still_running = {n: process_state(p.pid) for n, p in enumerate(self.nodes)
                          if p.poll() is None}
