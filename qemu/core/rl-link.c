@@ -288,7 +288,7 @@ static void rl_arm_sync(RlLink *l)
 static void rl_arm_after(RlLink *l, uint64_t not_before)
 {
     uint64_t now = rl_now();
-    uint64_t half;
+    uint64_t at = MAX(now + (l->grant - now) / 2, not_before);
 
     rl_arm_sync(l);
     /*
@@ -297,10 +297,9 @@ static void rl_arm_after(RlLink *l, uint64_t not_before)
      * two taking turns. It is an external timer, which the idle warp ignores:
      * an idle guest's clock still jumps straight to its next event.
      */
-    half = now + (l->grant - now) / 2;
     if (l->progress_timer && l->grant < INT64_MAX && l->grant - now >= RL_PROGRESS_MIN_NS &&
-        MAX(half, not_before) < l->grant) {
-        timer_mod_ns(l->progress_timer, MAX(half, not_before));
+        at < l->grant) {
+        timer_mod_ns(l->progress_timer, at);
     } else if (l->progress_timer) {
         timer_del(l->progress_timer);
     }
@@ -473,8 +472,9 @@ static bool rl_cuts_tb(QEMUTimer *t, uint64_t budget_end, uint64_t tb_end)
 /*
  * A sync point inside cpu_exec (QEMU patch 0007): the vCPU's budget ends within
  * horizon_ns, inside the next TB (tb_ns long), at our grant or just short of it
- * (publish, and spin a little for a longer grant, preferably one past the TB's end,
- * so that the TB runs whole) or half-way to it (publish). True if a timer moved:
+ * (publish, and look for a longer grant as rl_lockstep_wait does, for up to RL_FIT_NS
+ * one past the TB's end, so that the TB runs whole) or half-way to it (publish).
+ * True if a timer moved:
  * the vCPU then runs on to the new nearest deadline without an exit. Whatever
  * this does not settle (a barrier, a DELIVER to read, no grant yet) the sync
  * point proper does, as before. Publishing early is always allowed: a node may

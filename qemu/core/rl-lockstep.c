@@ -192,11 +192,12 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
      * (being written) never matches, since the memo only keeps counts it read even.
      */
     uint32_t n = ls->s.nnodes;
-    bool same = ls->memo_valid && msgs_read == ls->memo_msgs;
+    bool same = ls->memo_valid && msgs_read == ls->memo_msgs, even = true;
     for (uint32_t k = 0; k <= n; k++) {
         uint64_t seq = __atomic_load_n(k < n ? &ls->map->node[k].seq : &ls->map->fab.seq,
                                        __ATOMIC_ACQUIRE);
         same = same && seq == ls->memo_seq[k];
+        even = even && !(seq & 1);
         ls->memo_seq[k] = seq;
     }
     if (same) {
@@ -207,10 +208,7 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
     uint64_t g = 0;
     int r = rl_ls_compute_grant(&ls->s, &ls->map->fab, ls->map->node, ls->node, msgs_read,
                                 granularity, &ls->work, &g);
-    ls->memo_valid = true;
-    for (uint32_t k = 0; k <= n; k++) {
-        ls->memo_valid = ls->memo_valid && !(ls->memo_seq[k] & 1);
-    }
+    ls->memo_valid = even;
     ls->memo_r = r;
     ls->memo_grant = *grant = g;
     ls->memo_msgs = msgs_read;
