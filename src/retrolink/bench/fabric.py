@@ -94,9 +94,22 @@ def _mean(xs: list) -> float | None:
     return None if not xs or any(x is None for x in xs) else statistics.mean(xs)
 
 
+def free_running_twin(synced):
+    """The 'plain' machine (no board, no fabric) with the synchronised machine's node
+    count, guest speed and memory: the same guest instructions per virtual second, so
+    that the ratio is the lock-step's cost alone (until stop 27 it ran at plain's own
+    125 MIPS, which made a 75 MIPS machine such as cenju-3 look 125/75 cheaper)."""
+    c = synced.cluster
+    twin = {"cluster.nodes": c.nodes, "cluster.memory_mib": c.memory_mib,
+            "cluster.cpu_mips": c.cpu_mips}
+    if c.cpu_mips_per_node is not None:
+        twin["cluster.cpu_mips_per_node"] = list(c.cpu_mips_per_node)
+    return load_machine("plain", twin)
+
+
 def measure(args, nodes: int, art, overrides: dict) -> dict:
     synced = load_machine(args.machine, {**overrides, "cluster.nodes": nodes})
-    free = load_machine("plain", {"cluster.nodes": nodes})
+    free = free_running_twin(synced)
     rounds = args.rounds
     node_env = {"RETROLINK_LOCKSTEP": "socket"} if args.transport == "socket" else None
     busy, unsync, syncs, shares = [], [], [], []
