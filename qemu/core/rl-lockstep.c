@@ -143,8 +143,13 @@ void rl_lockstep_publish(RlLockstep *ls, uint64_t now, uint64_t promise,
     rl_ls_store(&slot->grant, grant);
     rl_ls_store(&slot->syncs, slot->syncs + 1);
     rl_ls_write_end(&slot->seq);
-    /* a peer that set its waiting flag before this must see our slot, or we its flag */
+}
+
+bool rl_lockstep_peer_waits_fenced(RlLockstep *ls)
+{
+    /* a peer that set its waiting flag before this sees our slot, or we its flag */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return rl_lockstep_peer_waits(ls);
 }
 
 void rl_lockstep_set_grant(RlLockstep *ls, uint64_t grant)

@@ -29,8 +29,14 @@ void rl_lockstep_set_grant(RlLockstep *ls, uint64_t grant);
 void rl_lockstep_count_exec_grant(RlLockstep *ls);
 /* This node blocks on the socket for a GRANT (the others poke the fabric). */
 void rl_lockstep_set_waiting(RlLockstep *ls, bool waiting);
-/* Another node waits on the socket: tell the fabric we moved (PROGRESS). */
+/*
+ * Another node waits on the socket: tell the fabric we moved (PROGRESS). Right after
+ * a publication this may miss a flag set meanwhile (the publication's stores may
+ * still be on their way to the other cores); rl_lockstep_peer_waits_fenced, after
+ * a full fence, does not: a node calls it before it waits itself.
+ */
 bool rl_lockstep_peer_waits(RlLockstep *ls);
+bool rl_lockstep_peer_waits_fenced(RlLockstep *ls);
 
 /*
  * Once the cluster started (after WELCOME, which said nodes: the fabric has written
