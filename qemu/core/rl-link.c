@@ -88,8 +88,7 @@ struct RlLink {
     uint32_t nports;
     QEMUTimer *sync_timer;
     QEMUTimer *progress_timer;   /* half-way to the grant: publish, do not wait */
-    uint64_t published_at;   /* the last publication's time */
-    bool progress_told;      /* the fabric has had a PROGRESS since it */
+    bool progress_told;      /* the fabric has had a PROGRESS since our last publication */
     uint64_t grant;          /* may run up to here */
     uint64_t promised;       /* last promise sent: no frame may be ready before it */
     uint64_t violations;
@@ -375,7 +374,6 @@ static void rl_send_progress(RlLink *l, uint64_t now)
 static void rl_lockstep_sync_point(RlLink *l, uint64_t now, uint64_t promise)
 {
     rl_lockstep_publish(l->ls, now, promise, l->frames_sent, l->grant);
-    l->published_at = now;
     l->progress_told = false;
     if (rl_lockstep_peer_waits(l->ls)) {
         rl_send_progress(l, now);
@@ -383,16 +381,17 @@ static void rl_lockstep_sync_point(RlLink *l, uint64_t now, uint64_t promise)
 }
 
 /*
- * Before we wait ourselves: a peer asleep on the socket must hear of our last
- * publication, or we might wait for each other until the fallback's timeout. A
- * publication does not fence (a full fence waited for the stores to reach the core
- * that reads them: about 5% of a busy node's time at 2 us of lookahead); this does,
- * once per wait, and a node that runs on publishes again soon.
+ * Before we wait ourselves (right after publishing, at the same virtual time): a
+ * peer asleep on the socket must hear of that publication, or we might wait for each
+ * other until the fallback's timeout. A publication does not fence (a full fence
+ * waited for the stores to reach the core that reads them: about 5% of a busy node's
+ * time at 2 us of lookahead); this does, once per wait, and a node that runs on
+ * publishes again soon.
  */
 static void rl_lockstep_before_wait(RlLink *l)
 {
     if (!l->progress_told && rl_lockstep_peer_waits_fenced(l->ls)) {
-        rl_send_progress(l, l->published_at);
+        rl_send_progress(l, rl_now());
     }
 }
 
