@@ -70,7 +70,8 @@ void lockstep_start(struct fabric *f)
 
 /*
  * What node n published, if the fabric has every FRAME it wrote before that:
- * its time, promise and grant then. A publication a SYNC could not carry (a time
+ * its time and promise then, and its grant (stored outside the seqlock: then or
+ * since; it only grows). A publication a SYNC could not carry (a time
  * going back, a promise before its time, a time beyond TIME_LIMIT) is refused as
  * that SYNC would be: false, with why filled, and nothing adopted.
  */

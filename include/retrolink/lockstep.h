@@ -20,7 +20,8 @@
  * falls back to SYNC and GRANT on the socket, which is always correct.
  *
  * Every slot and the fabric block are seqlocks (odd while being written), one
- * writer each. Shared by the fabric (fabric/core/lockstep.c) and the QEMU link
+ * writer each; but a slot's grant and exec_grants, which only grow and which no grant
+ * is computed from, are stored outside its seqlock (any value read is one it held). Shared by the fabric (fabric/core/lockstep.c) and the QEMU link
  * port (qemu/core/rl-link.c).
  *
  * Anything that can open the file can write all of it. Neither side computes from
@@ -79,9 +80,9 @@ struct rl_ls_node {
     uint64_t t;              /* its clock at its last sync point */
     uint64_t promise;        /* as a SYNC's */
     uint64_t frames;         /* FRAMEs written to its socket before this publication */
-    uint64_t grant;          /* the grant it runs to (its own or the fabric's) */
+    uint64_t grant;          /* the grant it runs to (its own or the fabric's); no seq */
     uint64_t syncs;          /* sync points, every one */
-    uint64_t exec_grants;    /* grants it took without leaving the vCPU loop (QEMU 0007) */
+    uint64_t exec_grants;    /* grants it took without leaving the vCPU loop (QEMU 0007); no seq */
 };
 
 struct rl_lockstep {

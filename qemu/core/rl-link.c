@@ -458,11 +458,15 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t fit, uint64_t 
  */
 static uint64_t rl_node_promise(RlLink *l, uint64_t now, uint64_t *guest)
 {
-    if (l->progress_timer) {
-        timer_del(l->progress_timer);
-    }
     *guest = now;
     if (first_cpu && cpu_thread_is_idle(first_cpu)) {
+        /*
+         * Running, it is never pending here: a sync point is at the grant, past it,
+         * and the half-way callback deletes it (a mutex each time, so not always)
+         */
+        if (l->progress_timer) {
+            timer_del(l->progress_timer);
+        }
         int64_t d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL, QEMU_TIMER_ATTR_ALL);
         *guest = d < 0 ? RL_TIME_NEVER : now + d;
     }
@@ -480,6 +484,9 @@ static void rl_progress_cb(void *opaque)
 
     if (!l->up || now >= l->grant || qemu_shutdown_requested_get() || l->stopping) {
         return;
+    }
+    if (timer_pending(l->progress_timer)) {
+        timer_del(l->progress_timer);       /* called from the deadline hook */
     }
     uint64_t promise = rl_node_promise(l, now, &guest);
     l->promised = promise;
@@ -532,8 +539,7 @@ static bool rl_deadline_hook(void *opaque, int64_t horizon_ns, int64_t tb_ns)
         sync_cuts = rl_cuts_tb(l->sync_timer, budget_end, tb_end);
     }
     if (sync_cuts) {
-        moved |= l->progress_timer && timer_pending(l->progress_timer);
-        l->promised = rl_node_promise(l, now, &guest);   /* deletes the half-way timer */
+        l->promised = rl_node_promise(l, now, &guest);
         if (now >= l->grant) {
             /* the budget ran out where the sync timer would have fired */
             trace_retrolink_link_sync(l->node, now, guest, l->promised);

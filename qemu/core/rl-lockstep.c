@@ -152,22 +152,19 @@ bool rl_lockstep_peer_waits_fenced(RlLockstep *ls)
     return rl_lockstep_peer_waits(ls);
 }
 
+/*
+ * The grant and the count of grants in the loop are stored outside the seqlock
+ * (include/retrolink/lockstep.h): a change of seq would make every peer waiting on
+ * us compute its grant again, for nothing, since no grant depends on them.
+ */
 void rl_lockstep_set_grant(RlLockstep *ls, uint64_t grant)
 {
-    struct rl_ls_node *slot = ls->slot;
-
-    rl_ls_write_begin(&slot->seq);
-    rl_ls_store(&slot->grant, grant);
-    rl_ls_write_end(&slot->seq);
+    rl_ls_store(&ls->slot->grant, grant);
 }
 
 void rl_lockstep_count_exec_grant(RlLockstep *ls)
 {
-    struct rl_ls_node *slot = ls->slot;
-
-    rl_ls_write_begin(&slot->seq);
-    rl_ls_store(&slot->exec_grants, slot->exec_grants + 1);
-    rl_ls_write_end(&slot->seq);
+    rl_ls_store(&ls->slot->exec_grants, ls->slot->exec_grants + 1);
 }
 
 void rl_lockstep_set_waiting(RlLockstep *ls, bool waiting)
