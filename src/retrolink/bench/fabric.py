@@ -24,7 +24,7 @@ from retrolink.progress import StepFailed, say
 from retrolink.run.runner import run_cluster
 
 # The idle stretch is long because an idle cluster runs at some 50-200x real time: 60
-# virtual s are 0.3-1.2 s of host time, timed to 10 ms (MARK_POLL_S)
+# virtual s are 0.3-1.2 s of host time, each MARK timed as it is written (run/dir_watch.py)
 IDLE_S, WARMUP_S, BUSY_S = 60, 1, 2
 DEFAULT_NODES = [2, 4, 8]
 # /proc/uptime in centiseconds, so that a stretch is its length to 10 ms

@@ -20,6 +20,7 @@ from retrolink import lockstep, paths
 from retrolink.run import snapshot
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
+from retrolink.run.dir_watch import DirWatch
 from retrolink.run.diagnosis import (
     console_reason, exit_description, fabric_failure, kernel_complaints, last_words,
     process_state, qemu_failure, read_fabric_status, stall_reason, stalled_nodes
@@ -115,7 +116,9 @@ def socket_dir(run_dir: Path) -> Path:
 
 # how long retrolink lets the nodes finish writing after the fabric died
 FABRIC_DEATH_GRACE_S = 2.0
-# how often a running cluster's outputs are read: MARK lines are timed to this
+# how often a running cluster's state is checked when no node writes anything (a node's
+# output is read as it is written: src/retrolink/run/dir_watch.py), and how often its
+# outputs are read where inotify is not available (MARK lines are timed to this)
 POLL_S, MARK_POLL_S = 0.05, 0.01
 # a stall is announced (once) after this long; the run ends at cluster.stall_timeout_s
 STALL_NOTICE_S = 10.0
@@ -260,28 +263,29 @@ class Cluster:
         fabric_died_at = None
         stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
         ended_by = "timeout"
-        while any(p.poll() is None for p in self.nodes):
-            now = time.monotonic()
-            if now > deadline:
-                break
-            self._read_outputs(marks, mark_slots, start)
-            if not all_booted and all(o.booted for o in self.outputs):
-                all_booted, deadline = True, now + timeout_s
-            # status 0 is the fabric's normal end, after the last node's BYE, which can come
-            # just before that node's QEMU has exited: only a failure counts here
-            if self.fabric and fabric_died_at is None and self.fabric.poll() not in (None, 0):
-                fabric_died_at = now
-                say(f"the fabric {exit_description(self.fabric.returncode)} while the nodes "
-                    f"were running; stopping the cluster (log: {self.fabric_log})")
-            if fabric_died_at is not None and now - fabric_died_at > FABRIC_DEATH_GRACE_S:
-                ended_by = "fabric"
-                break
-            if stall.check(now):
-                ended_by = "stall"
-                break
-            # once a MARK line appeared (a benchmark times stretches between them), look
-            # often enough that a stretch of a few hundred ms is timed to a few percent
-            time.sleep(MARK_POLL_S if marks else POLL_S)
+        with DirWatch(self.dir, MARK_POLL_S) as written:
+            while any(p.poll() is None for p in self.nodes):
+                now = time.monotonic()
+                if now > deadline:
+                    break
+                self._read_outputs(marks, mark_slots, start)
+                if not all_booted and all(o.booted for o in self.outputs):
+                    all_booted, deadline = True, now + timeout_s
+                # status 0 is the fabric's normal end, after the last node's BYE, which can come
+                # just before that node's QEMU has exited: only a failure counts here
+                if self.fabric and fabric_died_at is None and self.fabric.poll() not in (None, 0):
+                    fabric_died_at = now
+                    say(f"the fabric {exit_description(self.fabric.returncode)} while the nodes "
+                        f"were running; stopping the cluster (log: {self.fabric_log})")
+                if fabric_died_at is not None and now - fabric_died_at > FABRIC_DEATH_GRACE_S:
+                    ended_by = "fabric"
+                    break
+                if stall.check(now):
+                    ended_by = "stall"
+                    break
+                # until a node writes (its output: a MARK line is timed as it appears), or
+                # until the checks above are due again
+                written.wait(POLL_S)
         # the state of each QEMU still running (a stopped one shows 'T'), before stopping them
         still_running = {n: process_state(p.pid) for n, p in enumerate(self.nodes)
                          if p.poll() is None}
