@@ -21,8 +21,9 @@
  *
  * Every slot and the fabric block are seqlocks (odd while being written), one
  * writer each; but a slot's grant and exec_grants, which only grow and which no grant
- * is computed from, are stored outside its seqlock (any value read is one it held). Shared by the fabric (fabric/core/lockstep.c) and the QEMU link
- * port (qemu/core/rl-link.c).
+ * is computed from, are stored outside its seqlock (any value read is one it held).
+ * Shared by the fabric (fabric/core/lockstep.c) and the QEMU link port
+ * (qemu/core/rl-link.c).
  *
  * Anything that can open the file can write all of it. Neither side computes from
  * the file's static part: the fabric from its own (struct fabric's ls_static), a node

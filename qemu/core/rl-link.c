@@ -461,8 +461,9 @@ static uint64_t rl_node_promise(RlLink *l, uint64_t now, uint64_t *guest)
     *guest = now;
     if (first_cpu && cpu_thread_is_idle(first_cpu)) {
         /*
-         * Running, it is never pending here: a sync point is at the grant, past it,
-         * and the half-way callback deletes it (a mutex each time, so not always)
+         * Only here: while the guest runs the half-way timer is never pending at a
+         * sync point (it lies before the grant, and rl_progress_cb deletes it), and a
+         * timer_del at every sync point would cost a mutex for nothing
          */
         if (l->progress_timer) {
             timer_del(l->progress_timer);

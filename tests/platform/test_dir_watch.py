@@ -14,9 +14,10 @@ def _write_later(path, delay_s):
 def test_a_write_in_the_directory_wakes_it_long_before_the_timeout(tmp_path):
     with DirWatch(tmp_path, 0.01) as watch:
         start = time.monotonic()
-        _write_later(tmp_path / "node0-output.log", 0.2).join()
+        writer = _write_later(tmp_path / "node0-output.log", 0.2)
         assert watch.wait(30.0)
         assert time.monotonic() - start < 10.0
+        writer.join()
 
 
 def test_nothing_written_means_it_sleeps_until_the_timeout(tmp_path):
