@@ -1,6 +1,6 @@
 """The perfect lock-step replay of docs/fabric.md "Measured at stop 29"
 (src/retrolink/bench/sync_timeline.py), on timelines whose answer is known."""
-from retrolink.bench.sync_timeline import Timeline, from_records, ideal
+from retrolink.bench.sync_timeline import Timeline, by_window, from_records, ideal
 
 POINTS, STEP, WORK, BURST = 20, 1000, 500, 10000
 
@@ -45,3 +45,14 @@ def test_records_split_into_work_and_time_in_the_hook():
     assert t.work == [0, 100, 100]
     assert t.in_hook == 30 + 10
     assert t.host == 250 - 10
+
+
+def test_windows_of_a_toggled_run_are_told_apart():
+    # 4 windows of 2000 virtual ns; the setting (even windows) doubles the work
+    virtual = list(range(0, 8001, 500))
+    work = [0] + [200 if (v // 2000) % 2 == 0 else 100 for v in virtual[:-1]]
+    t = Timeline(virtual=virtual, work=work, in_hook=0, host=0)
+    w = by_window(t, [0] + [50] * (len(virtual) - 1), 2000)
+    assert w[True]["syncs_per_virtual_s"] == w[False]["syncs_per_virtual_s"] == 2e6
+    assert w[True]["work_per_virtual_s"] == 0.4 and w[False]["work_per_virtual_s"] == 0.2
+    assert w[True]["hook_per_virtual_s"] == w[False]["hook_per_virtual_s"] == 0.1

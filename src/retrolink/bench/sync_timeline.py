@@ -14,8 +14,14 @@ any conservative protocol could do with this guest work; the real run's time aga
 it is what the protocol itself costs (its sync points, and publications half a window
 old).
 
+`by_window()` splits a run made with RETROLINK_TOGGLE_NS=W into the windows where the
+experiment's setting applied (even multiples of W) and the others: per virtual second,
+sync points, work and time in the hook, under one host speed.
+
     PYTHONPATH=src .venv/bin/python -m retrolink.bench.sync_timeline PREFIX NODES \
         FROM_S TO_S LOOKAHEAD_NS [LOOKAHEAD_NS ...]
+    PYTHONPATH=src .venv/bin/python -m retrolink.bench.sync_timeline PREFIX NODES \
+        FROM_S TO_S --toggle W_NS
 """
 import bisect
 import sys
@@ -44,12 +50,32 @@ def from_records(records: list[tuple[int, int, int, int]], v0: int, v1: int) -> 
                     in_hook=sum(r[1] - r[0] for r in rs[1:]), host=rs[-1][1] - rs[0][1])
 
 
-def load(path: str, v0: int, v1: int) -> Timeline:
+def read_records(path: str) -> list[tuple[int, ...]]:
     words = array("Q")
     with open(path, "rb") as f:
         words.frombytes(f.read())
-    recs = [tuple(words[i:i + RECORD_WORDS]) for i in range(0, len(words), RECORD_WORDS)]
-    return from_records(recs, v0, v1)
+    return [tuple(words[i:i + RECORD_WORDS]) for i in range(0, len(words), RECORD_WORDS)]
+
+
+def load(path: str, v0: int, v1: int) -> Timeline:
+    return from_records(read_records(path), v0, v1)
+
+
+def by_window(t: Timeline, hook: list[int], toggle: int) -> dict[bool, dict[str, float]]:
+    """Per virtual second in the windows where the setting applied (True: the interval
+    before a sync point starts in an even multiple of @toggle) and the others: sync
+    points, work and time in the hook (@hook: each sync point's, as t.virtual)."""
+    out = {on: {"virtual_s": 0.0, "syncs": 0, "work_s": 0.0, "hook_s": 0.0} for on in (True, False)}
+    for i in range(1, len(t.virtual)):
+        w = out[(t.virtual[i - 1] // toggle) % 2 == 0]
+        w["virtual_s"] += (t.virtual[i] - t.virtual[i - 1]) / 1e9
+        w["syncs"] += 1
+        w["work_s"] += t.work[i] / 1e9
+        w["hook_s"] += hook[i] / 1e9
+    return {on: {"syncs_per_virtual_s": w["syncs"] / w["virtual_s"],
+                 "work_per_virtual_s": w["work_s"] / w["virtual_s"],
+                 "hook_per_virtual_s": w["hook_s"] / w["virtual_s"]}
+            for on, w in out.items() if w["virtual_s"] > 0}
 
 
 def ideal(nodes: list[Timeline], lookahead: int) -> list[float]:
@@ -109,6 +135,17 @@ def main(argv: list[str]) -> int:
         return 2
     prefix, count = argv[0], int(argv[1])
     v0, v1 = int(float(argv[2]) * 1e9), int(float(argv[3]) * 1e9)
+    if argv[4] == "--toggle":
+        for k in range(count):
+            recs = [r for r in read_records(f"{prefix}.{k}") if v0 <= r[2] <= v1]
+            windows = by_window(from_records(recs, v0, v1), [r[1] - r[0] for r in recs],
+                                int(argv[5]))
+            for on, w in sorted(windows.items(), reverse=True):
+                print(f"node{k} {'setting on ' if on else 'setting off'}: "
+                      f"{w['syncs_per_virtual_s']:9.0f} sync points, work "
+                      f"{w['work_per_virtual_s']:.3f} s, in the hook "
+                      f"{w['hook_per_virtual_s']:.3f} s per virtual s")
+        return 0
     nodes = [load(f"{prefix}.{k}", v0, v1) for k in range(count)]
     print(report(nodes, [int(a) for a in argv[4:]]))
     return 0
