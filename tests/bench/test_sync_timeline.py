@@ -9,8 +9,8 @@ def _node(burst_at: int | None) -> Timeline:
     """A sync point every STEP virtual ns, WORK host ns of guest code before each, and
     BURST instead at one point."""
     work = [0] + [BURST if i == burst_at else WORK for i in range(1, POINTS)]
-    return Timeline(virtual=[i * STEP for i in range(POINTS)], work=work, in_hook=0,
-                    host=sum(work))
+    return Timeline(virtual=[i * STEP for i in range(POINTS)], work=work,
+                    hook=[0] * POINTS, host=sum(work))
 
 
 def test_even_nodes_never_wait_for_each_other():
@@ -31,7 +31,8 @@ def test_a_peer_is_reached_part_way_between_its_points():
     # node 1 is slow from the start (work 2000 a point); node 0 may lead it by half a
     # step, so it reaches its point i just as node 1 is half-way from i - 1 to i
     a = _node(None)
-    slow = Timeline(virtual=a.virtual, work=[0] + [2000] * (POINTS - 1), in_hook=0, host=0)
+    slow = Timeline(virtual=a.virtual, work=[0] + [2000] * (POINTS - 1), hook=a.hook,
+                    host=0)
     f0, f1 = ideal([a, slow], STEP // 2)
     assert f1 == 2000 * (POINTS - 1)
     assert f0 == 2000 * (POINTS - 2) + 1000
@@ -51,8 +52,8 @@ def test_windows_of_a_toggled_run_are_told_apart():
     # 4 windows of 2000 virtual ns; the setting (even windows) doubles the work
     virtual = list(range(0, 8001, 500))
     work = [0] + [200 if (v // 2000) % 2 == 0 else 100 for v in virtual[:-1]]
-    t = Timeline(virtual=virtual, work=work, in_hook=0, host=0)
-    w = by_window(t, [0] + [50] * (len(virtual) - 1), 2000)
+    t = Timeline(virtual=virtual, work=work, hook=[0] + [50] * (len(virtual) - 1), host=0)
+    w = by_window(t, 2000)
     assert w[True]["syncs_per_virtual_s"] == w[False]["syncs_per_virtual_s"] == 2e6
     assert w[True]["work_per_virtual_s"] == 0.4 and w[False]["work_per_virtual_s"] == 0.2
     assert w[True]["hook_per_virtual_s"] == w[False]["hook_per_virtual_s"] == 0.1

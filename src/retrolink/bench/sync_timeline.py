@@ -36,8 +36,13 @@ class Timeline:
     """One node's sync points within a stretch of virtual time."""
     virtual: list[int]      # ns, one per sync point
     work: list[int]         # host ns outside the hook before each (0 for the first)
-    in_hook: int            # host ns inside the hook over the stretch
+    hook: list[int]         # host ns inside the hook at each (0 for the first)
     host: int               # host ns from the first sync point's return to the last's
+
+    @property
+    def in_hook(self) -> int:
+        """Host ns inside the hook over the stretch."""
+        return sum(self.hook)
 
 
 def from_records(records: list[tuple[int, int, int, int]], v0: int, v1: int) -> Timeline:
@@ -46,8 +51,9 @@ def from_records(records: list[tuple[int, int, int, int]], v0: int, v1: int) -> 
     if len(rs) < 2:
         raise ValueError(f"fewer than two sync points between {v0} and {v1} ns")
     work = [0] + [rs[i][0] - rs[i - 1][1] for i in range(1, len(rs))]
-    return Timeline(virtual=[r[2] for r in rs], work=work,
-                    in_hook=sum(r[1] - r[0] for r in rs[1:]), host=rs[-1][1] - rs[0][1])
+    hook = [0] + [r[1] - r[0] for r in rs[1:]]
+    return Timeline(virtual=[r[2] for r in rs], work=work, hook=hook,
+                    host=rs[-1][1] - rs[0][1])
 
 
 def read_records(path: str) -> list[tuple[int, ...]]:
@@ -61,17 +67,17 @@ def load(path: str, v0: int, v1: int) -> Timeline:
     return from_records(read_records(path), v0, v1)
 
 
-def by_window(t: Timeline, hook: list[int], toggle: int) -> dict[bool, dict[str, float]]:
+def by_window(t: Timeline, toggle: int) -> dict[bool, dict[str, float]]:
     """Per virtual second in the windows where the setting applied (True: the interval
     before a sync point starts in an even multiple of @toggle) and the others: sync
-    points, work and time in the hook (@hook: each sync point's, as t.virtual)."""
+    points, work and time in the hook."""
     out = {on: {"virtual_s": 0.0, "syncs": 0, "work_s": 0.0, "hook_s": 0.0} for on in (True, False)}
     for i in range(1, len(t.virtual)):
         w = out[(t.virtual[i - 1] // toggle) % 2 == 0]
         w["virtual_s"] += (t.virtual[i] - t.virtual[i - 1]) / 1e9
         w["syncs"] += 1
         w["work_s"] += t.work[i] / 1e9
-        w["hook_s"] += hook[i] / 1e9
+        w["hook_s"] += t.hook[i] / 1e9
     return {on: {"syncs_per_virtual_s": w["syncs"] / w["virtual_s"],
                  "work_per_virtual_s": w["work_s"] / w["virtual_s"],
                  "hook_per_virtual_s": w["hook_s"] / w["virtual_s"]}
@@ -130,16 +136,14 @@ def report(nodes: list[Timeline], lookaheads: list[int]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 5:
+    if len(argv) < 5 or (argv[4] == "--toggle" and len(argv) != 6):
         print(__doc__, file=sys.stderr)
         return 2
     prefix, count = argv[0], int(argv[1])
     v0, v1 = int(float(argv[2]) * 1e9), int(float(argv[3]) * 1e9)
     if argv[4] == "--toggle":
         for k in range(count):
-            recs = [r for r in read_records(f"{prefix}.{k}") if v0 <= r[2] <= v1]
-            windows = by_window(from_records(recs, v0, v1), [r[1] - r[0] for r in recs],
-                                int(argv[5]))
+            windows = by_window(load(f"{prefix}.{k}", v0, v1), int(argv[5]))
             for on, w in sorted(windows.items(), reverse=True):
                 print(f"node{k} {'setting on ' if on else 'setting off'}: "
                       f"{w['syncs_per_virtual_s']:9.0f} sync points, work "
