@@ -48,13 +48,14 @@
  */
 #define RL_FIT_NS               10000
 /*
- * Spinning, a look at the file every this many pause instructions (about 0.5 us on
- * the machine the project is measured on: 15 ns each). Looking more often slowed the
- * peer it waits for (its guest code took half as long again as free-running, a third
- * of that with 8 pauses a look: the two cores appear to share execution resources),
- * and bench fabric's ratio rose from 0.48 with one pause to 0.51-0.53 with 32.
+ * Spinning, a look at the file every this many pause instructions: about 0.1 us
+ * (a pause is 15-25 ns on the machines the project is measured on). What counts is
+ * how soon a waiting node sees its peer's publication: at stop 31, 11 alternating
+ * runs of bench fabric at 2 us gave a ratio of 0.51 with 1 or 4 pauses a look
+ * against 0.47 with 32 (0.8 us a look there), and a spinner looking every pause did
+ * not slow a busy program on the other core (docs/fabric.md, "Measured at stop 31").
  */
-#define RL_SPIN_PAUSES          32
+#define RL_SPIN_PAUSES          4
 
 typedef struct RlLink RlLink;
 
