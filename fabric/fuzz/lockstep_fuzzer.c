@@ -60,8 +60,8 @@ static void node_side(struct rl_lockstep *file, const struct rl_ls_static *s, ui
     uint64_t msgs_read = flags & FLAG_READ_ALL ? file->fab.sent[node] : 0;
     uint64_t grant = 0;
 
-    int r = rl_ls_compute_grant(s, &file->fab, file->node, node, msgs_read, granularity, &w,
-                                &grant);
+    int r = rl_ls_compute_grant(s, &file->fab, file->node, file->live, node, msgs_read,
+                                granularity, &w, &grant);
     if (r == RL_LS_OK && grant > file->fab.cap) {
         abort();            /* the boot barrier's cap is never exceeded */
     }

@@ -45,7 +45,7 @@
  * checked against the constants below; every struct a multiple of 64 bytes, so that
  * each slot has a cache line of its own. */
 #define RL_LS_MAGIC 0x4b53534c
-#define RL_LS_VERSION 1
+#define RL_LS_VERSION 2
 
 struct rl_ls_static {
     uint32_t magic, version;
@@ -86,10 +86,32 @@ struct rl_ls_node {
     uint64_t exec_grants;    /* grants it took without leaving the vCPU loop (QEMU 0007); no seq */
 };
 
+/*
+ * A node's live clock (docs/fabric.md, "Live time"): between its sync points, how far
+ * its vCPU has got, for a waiting peer to read. The node writes the budget fields
+ * (under seq) each time QEMU sets its vCPU's instruction budget, and QEMU's translated
+ * code stores the decrementer at the start of every TB (QEMU patch 0008); frames is
+ * stored at every FRAME it writes. ns_mult and lead are written once, before its vCPU
+ * runs; ns_mult 0 or lead RL_TIME_NEVER: no live time (a board that sends later of its
+ * own accord).
+ */
+struct rl_ls_live {
+    uint64_t seq;            /* seqlock over t0, insns, extra */
+    uint64_t t0;             /* virtual ns when the budget was set */
+    uint64_t insns;          /* the budget then, in instructions */
+    uint64_t extra;          /* the part of it outside the decrementer */
+    uint64_t ns_mult;        /* ns per instruction times 2^32 (QEMU's icount_ns_mult) */
+    uint64_t lead;           /* least time from a guest action to a frame it readies */
+    uint64_t frames;         /* FRAMEs written to its socket so far */
+    uint16_t decr;           /* the decrementer as the running TB started */
+    uint16_t pad[3];
+};
+
 struct rl_lockstep {
     struct rl_ls_static s;
     struct rl_ls_fabric fab;
     struct rl_ls_node node[256];
+    struct rl_ls_live live[256];
 };
 /* cdef-end */
 
@@ -105,6 +127,7 @@ _Static_assert(sizeof(((struct rl_ls_fabric *)0)->caused) == 8 * RL_MAX_NETWORKS
 _Static_assert(sizeof(struct rl_ls_static) % 64 == 0, "static: whole cache lines");
 _Static_assert(sizeof(struct rl_ls_fabric) % 64 == 0, "fabric block: whole cache lines");
 _Static_assert(sizeof(struct rl_ls_node) == 64, "a slot: one cache line");
+_Static_assert(sizeof(struct rl_ls_live) == 64, "a live clock: one cache line");
 #endif
 
 static inline uint64_t rl_ls_sat_add(uint64_t a, uint64_t b)
@@ -261,6 +284,37 @@ static inline bool rl_ls_static_check(const struct rl_ls_static *s, uint32_t nod
  */
 enum { RL_LS_OK, RL_LS_UNREAD, RL_LS_NOT_YET, RL_LS_OFF };
 
+/*
+ * The promise node k's live clock gives now (struct rl_ls_live), or 0 if it gives
+ * none: being written, no live clock, or a FRAME it wrote is not in consumed (the
+ * FRAMEs of k the fabric had handled, from a reading of its block made before this
+ * call). The vCPU has executed at least insns - (decr + extra) instructions since t0,
+ * each at least ns_mult / 2^32 ns, and whatever it does from now on readies a frame no
+ * sooner than lead after it; every frame it readied before, it wrote, and the fabric
+ * has handled them all. The decrementer is read before the count of frames, which is
+ * stored before the decrementer moves on (x86 keeps both orders): a count that
+ * matches covers every frame of before that decrementer.
+ */
+static inline uint64_t rl_ls_live_promise(const struct rl_ls_live *lv, uint64_t consumed)
+{
+    uint64_t begun = rl_ls_read_begin(&lv->seq);
+    uint64_t t0 = rl_ls_load(&lv->t0), insns = rl_ls_load(&lv->insns);
+    uint64_t extra = rl_ls_load(&lv->extra), mult = rl_ls_load(&lv->ns_mult);
+    uint64_t lead = rl_ls_load(&lv->lead);
+    uint64_t left = __atomic_load_n(&lv->decr, __ATOMIC_ACQUIRE);
+    uint64_t frames = __atomic_load_n(&lv->frames, __ATOMIC_ACQUIRE);
+
+    if (!rl_ls_read_valid(&lv->seq, begun) || !mult || lead >= RL_TIME_NEVER ||
+        frames != consumed || extra > insns || left > insns - extra) {
+        return 0;
+    }
+    unsigned __int128 ns = (unsigned __int128)(insns - extra - left) * mult >> 32;
+    if (ns >= RL_TIME_NEVER) {
+        return 0;
+    }
+    return rl_ls_sat_add(rl_ls_sat_add(t0, (uint64_t)ns), lead);
+}
+
 /* rl_ls_compute_grant's work arrays: nnodes entries each (F: nnets), at least */
 struct rl_ls_work {
     uint64_t *e, *a, *F, *floor, *consumed;
@@ -269,14 +323,16 @@ struct rl_ls_work {
 
 /*
  * The grant of node from one consistent reading of the fabric's block b and the
- * slots (RL_MAX_NODES of them: the file's), and msgs_read, the messages the node has
- * read from its socket: the whole computation of a node at its sync point, but for
- * where the file is. s is the node's own copy of the static part, and it must have
- * passed rl_ls_static_check for node: nothing read from b or the slots is an index.
+ * slots (RL_MAX_NODES of them: the file's), their live clocks (as many, or NULL: the
+ * slots' promises only), and msgs_read, the messages the node has read from its
+ * socket: the whole computation of a node at its sync point, but for where the file
+ * is. s is the node's own copy of the static part, and it must have passed
+ * rl_ls_static_check for node: nothing read from b or the slots is an index.
  */
 static inline int rl_ls_compute_grant(const struct rl_ls_static *s,
                                       const struct rl_ls_fabric *b,
-                                      const struct rl_ls_node *slots, uint32_t node,
+                                      const struct rl_ls_node *slots,
+                                      const struct rl_ls_live *live, uint32_t node,
                                       uint64_t msgs_read, uint64_t granularity,
                                       const struct rl_ls_work *w, uint64_t *grant)
 {
@@ -311,6 +367,11 @@ static inline int rl_ls_compute_grant(const struct rl_ls_static *s,
         if (!rl_ls_read_valid(&slot->seq, begun_k) || frames != w->consumed[k]) {
             /* being written, or a FRAME from before its promise is not consumed */
             return RL_LS_NOT_YET;
+        }
+        if (live) {
+            /* both promise for the future: the later one holds */
+            uint64_t lp = rl_ls_live_promise(&live[k], w->consumed[k]);
+            promise = promise > lp ? promise : lp;
         }
         w->e[k] = rl_ls_min(promise, w->floor[k]);
     }

@@ -213,6 +213,16 @@ static bool rl_dispatch(RlLink *l, size_t n)
             rl_link_lost(l, "DELIVER from a node that is not a peer");
             return false;
         }
+        if (h->time_ns < rl_now()) {
+            /* a grant let us run past it: the lock-step broke its rule (or the guest
+             * woke from outside the model); the device takes it now, late */
+            l->violations++;
+            trace_retrolink_link_late_deliver(l->node, h->time_ns, rl_now());
+            if (l->violations == 1) {
+                error_report("retrolink node %u: a frame arriving at %" PRIu64 " came at %"
+                             PRIu64 ", after it", l->node, h->time_ns, rl_now());
+            }
+        }
         /* the fabric expects a reaction to it no earlier than this (docs/fabric.md) */
         l->promised = MIN(l->promised, h->time_ns + l->reaction);
         RlPort *p = rl_port_of(l, f->net);
@@ -791,6 +801,9 @@ void rl_port_send(RlPort *p, uint64_t ready_ns, uint32_t dst, uint32_t flags,
     memcpy(l->buf + sizeof(*f), data, len);
     if (rl_write(l, l->buf, sizeof(*f) + len)) {
         l->frames_sent++;
+        if (l->ls) {
+            rl_lockstep_live_frames(l->ls, l->frames_sent);
+        }
     }
 }
 
@@ -817,6 +830,7 @@ static void rl_link_free(RlLink *l)
     }
     if (rl_node_link == l) {
         icount_set_deadline_hook(NULL, NULL);
+        icount_set_budget_hook(NULL, NULL, NULL);
     }
     rl_clock_hold_destroy(&l->hold);
     if (l->sync_timer) {
@@ -909,6 +923,30 @@ static bool rl_link_start(RlLink *l, Error **errp)
     return true;
 }
 
+/* The least lead over the ports (RlPortOps.lead): RL_TIME_NEVER if one has none */
+static uint64_t rl_lead(RlLink *l)
+{
+    uint64_t lead = RL_TIME_NEVER;
+
+    for (uint32_t i = 0; i < l->nports; i++) {
+        const RlPortOps *ops = l->ports[i]->ops;
+        if (!ops->lead) {
+            return RL_TIME_NEVER;
+        }
+        lead = MIN(lead, ops->lead(l->ports[i]->opaque));
+    }
+    return lead;
+}
+
+/* QEMU set the vCPU's budget (QEMU patch 0008): publish it for the live clock */
+static void rl_budget_hook(void *opaque, int64_t now, int64_t insns, int64_t extra,
+                           uint16_t decr)
+{
+    RlLink *l = opaque;
+
+    rl_lockstep_live_budget(l->ls, now, insns, extra, decr);
+}
+
 /*
  * Every device has realized: wait for the cluster once, then start the clock. A
  * node the fabric will not take cannot run its model: QEMU ends, saying why.
@@ -928,10 +966,20 @@ static void rl_machine_done(Notifier *n, void *data)
     l->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sync_cb, l);
     l->vm_state = qemu_add_vm_change_state_handler(rl_vm_state_change, l);
     rl_clock_hold_init(&l->hold);
+    uint16_t *mirror = NULL;
     if (l->ls && rl_lockstep_start(l->ls, l->nodes)) {  /* final by WELCOME */
         icount_set_deadline_hook(rl_deadline_hook, l);
+        /* "off": peers see only the sync points, to measure what the clock saves */
+        const char *live = getenv("RETROLINK_LIVE_CLOCK");
+        if (!live || strcmp(live, "off")) {
+            mirror = rl_lockstep_live_start(l->ls, icount_ns_mult(), rl_lead(l));
+        }
+        if (mirror) {
+            icount_set_budget_hook(rl_budget_hook, l, mirror);
+        }
     }
-    if (l->ls && !rl_lockstep_crowded(l->ls)) {
+    /* a node whose peers follow its live clock need not publish half-way */
+    if (l->ls && !rl_lockstep_crowded(l->ls) && !mirror) {
         l->progress_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,
                                            QEMU_TIMER_ATTR_EXTERNAL, rl_progress_cb, l);
     }

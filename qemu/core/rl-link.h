@@ -45,6 +45,15 @@ typedef struct RlPortOps {
      * it has none). Must be >= now_ns; RL_TIME_NEVER if nothing could be sent.
      */
     uint64_t (*promise)(void *opaque, uint64_t now_ns, uint64_t guest_ns);
+    /*
+     * Optional: the least time from a guest action to the ready time of a frame it
+     * makes the port send, if the port hands every frame to rl_port_send during the
+     * action (or frame arrival) that causes it. Then the node's peers may follow its
+     * live clock between sync points (docs/fabric.md, "Live time"). Without it (a
+     * board whose processor sends later, of its own accord), they wait for its sync
+     * points.
+     */
+    uint64_t (*lead)(void *opaque);
 } RlPortOps;
 
 /*

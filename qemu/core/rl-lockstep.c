@@ -15,6 +15,8 @@ struct RlLockstep {
     char *path;
     uint32_t node;
     struct rl_ls_node *slot;     /* ours */
+    struct rl_ls_live *live;     /* our live clock */
+    bool live_shared;            /* QEMU's translated code stores into it */
     /*
      * From rl_lockstep_start on: our copy of the static part, checked, the only one
      * we compute with (the file's may change under us). usable false: before, or the
@@ -38,6 +40,8 @@ struct RlLockstep {
     int memo_r;
     uint64_t memo_grant, memo_msgs;
     uint64_t memo_seq[RL_MAX_NODES + 1];
+    uint64_t memo_live[RL_MAX_NODES];    /* each live clock's seq and decrementer */
+    uint64_t memo_frames[RL_MAX_NODES];  /* and its count of frames */
 };
 
 static int rl_cores(void)
@@ -87,6 +91,7 @@ RlLockstep *rl_lockstep_open(const char *socket_path, uint32_t node)
     ls->path = g_steal_pointer(&path);
     ls->node = node;
     ls->slot = &map->node[node];
+    ls->live = &map->live[node];
     ls->crowded = true;
     ls->work = (struct rl_ls_work){ .e = ls->e, .a = ls->a, .F = ls->F, .floor = ls->floor,
                                     .consumed = ls->consumed, .alive = ls->alive };
@@ -96,8 +101,17 @@ RlLockstep *rl_lockstep_open(const char *socket_path, uint32_t node)
 
 void rl_lockstep_close(RlLockstep *ls)
 {
-    if (ls) {
+    if (ls && ls->live_shared) {
+        /*
+         * Translated code still stores the decrementer into our live clock: leave it
+         * memory of its own, detached from the file, rather than a hole
+         */
+        mmap(ls->map, sizeof(struct rl_lockstep), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    } else if (ls) {
         munmap(ls->map, sizeof(struct rl_lockstep));
+    }
+    if (ls) {
         g_free(ls->path);
         g_free(ls);
     }
@@ -124,6 +138,35 @@ bool rl_lockstep_start(RlLockstep *ls, uint32_t nodes)
     ls->nnodes = MIN(nodes, RL_MAX_NODES);
     ls->crowded = true;         /* nothing to spin for */
     return false;
+}
+
+uint16_t *rl_lockstep_live_start(RlLockstep *ls, uint64_t ns_mult, uint64_t lead)
+{
+    if (!ls->usable || !ns_mult || lead >= RL_TIME_NEVER) {
+        return NULL;
+    }
+    rl_ls_store(&ls->live->lead, lead);
+    rl_ls_store(&ls->live->ns_mult, ns_mult);
+    ls->live_shared = true;
+    return &ls->live->decr;
+}
+
+void rl_lockstep_live_budget(RlLockstep *ls, uint64_t now, uint64_t insns, uint64_t extra,
+                             uint16_t decr)
+{
+    struct rl_ls_live *lv = ls->live;
+
+    rl_ls_write_begin(&lv->seq);
+    rl_ls_store(&lv->t0, now);
+    rl_ls_store(&lv->insns, insns);
+    rl_ls_store(&lv->extra, extra);
+    rl_ls_store(&lv->decr, decr);
+    rl_ls_write_end(&lv->seq);
+}
+
+void rl_lockstep_live_frames(RlLockstep *ls, uint64_t frames_sent)
+{
+    __atomic_store_n(&ls->live->frames, frames_sent, __ATOMIC_RELEASE);
 }
 
 bool rl_lockstep_crowded(RlLockstep *ls)
@@ -202,14 +245,24 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
         even = even && !(seq & 1);
         ls->memo_seq[k] = seq;
     }
+    /* and the same live clocks: a peer's moves while it runs */
+    for (uint32_t k = 0; k < n; k++) {
+        const struct rl_ls_live *lv = &ls->map->live[k];
+        uint64_t clock = __atomic_load_n(&lv->seq, __ATOMIC_ACQUIRE) << 16 |
+                         __atomic_load_n(&lv->decr, __ATOMIC_RELAXED);
+        uint64_t frames = __atomic_load_n(&lv->frames, __ATOMIC_RELAXED);
+        same = same && clock == ls->memo_live[k] && frames == ls->memo_frames[k];
+        ls->memo_live[k] = clock;
+        ls->memo_frames[k] = frames;
+    }
     if (same) {
         *grant = ls->memo_grant;
         return ls->memo_r;
     }
     /* the block's and slots' values are times and counts, none an index: no clamping */
     uint64_t g = 0;
-    int r = rl_ls_compute_grant(&ls->s, &ls->map->fab, ls->map->node, ls->node, msgs_read,
-                                granularity, &ls->work, &g);
+    int r = rl_ls_compute_grant(&ls->s, &ls->map->fab, ls->map->node, ls->map->live,
+                                ls->node, msgs_read, granularity, &ls->work, &g);
     ls->memo_valid = even;
     ls->memo_r = r;
     ls->memo_grant = *grant = g;

@@ -59,6 +59,19 @@ bool rl_lockstep_start(RlLockstep *ls, uint32_t nodes);
 int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
                       uint64_t *grant);
 
+/*
+ * The live clock (include/retrolink/lockstep.h, struct rl_ls_live): once the cluster
+ * started, before the vCPU runs, say how to read it; returns where QEMU's translated
+ * code is to store the decrementer, or NULL if this node has no live clock (the file
+ * is not in use, no precise icount: ns_mult 0, or a port that may send of its own
+ * accord: lead RL_TIME_NEVER). Then at every budget QEMU sets, publish it; and at
+ * every FRAME written, the count.
+ */
+uint16_t *rl_lockstep_live_start(RlLockstep *ls, uint64_t ns_mult, uint64_t lead);
+void rl_lockstep_live_budget(RlLockstep *ls, uint64_t now, uint64_t insns, uint64_t extra,
+                             uint16_t decr);
+void rl_lockstep_live_frames(RlLockstep *ls, uint64_t frames_sent);
+
 /* More QEMUs than cores (or the socket only): waiting must yield the core, never
  * spin. Known from rl_lockstep_start on. */
 bool rl_lockstep_crowded(RlLockstep *ls);

@@ -551,6 +551,14 @@ static uint64_t rlnet_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     return MAX(rlnet_add(send, s->tx_least), now);
 }
 
+/* The NIC sends during the access that sends (rlnet_receive), tx_least after it at least */
+static uint64_t rlnet_lead(void *opaque)
+{
+    RlNetState *s = opaque;
+
+    return s->tx_least;
+}
+
 /* The cluster started: node ids are 0 .. nodes - 1 (MACs name them, docs/boards/ethernet.md). */
 static void rlnet_link_welcome(void *opaque, uint32_t nodes)
 {
@@ -564,6 +572,7 @@ static const RlPortOps rlnet_link_ops = {
     .frame = rlnet_link_frame,
     .link = rlnet_link_status,
     .promise = rlnet_promise,
+    .lead = rlnet_lead,
 };
 
 /* ---- counters, cleanup --------------------------------------------------------- */
@@ -582,6 +591,9 @@ static void rlnet_report(RlNetState *s)
     for (int i = 0; i < RLNET_DROP__MAX; i++) {
         g_string_append_printf(line, " drop_%s=%" PRIu64, rlnet_drop_names[i], s->drops[i]);
     }
+    /* frames sent before the node's promise or delivered after their arrival: 0 */
+    g_string_append_printf(line, " causality_violations=%" PRIu64,
+                           s->port ? rl_port_causality_violations(s->port) : 0);
     /* stderr is the node's QEMU log, where tests and people look for it */
     fprintf(stderr, "%s\n", line->str);
 }

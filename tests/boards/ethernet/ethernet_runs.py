@@ -8,9 +8,10 @@ from helpers import run_retrolink
 COUNTERS = re.compile(r"retrolink-net \S+ \(node (\d+)\): (.*)")
 
 
-def eth_pair(cmd: str, settings=(), timeout="600"):
+def eth_pair(cmd: str, settings=(), timeout="600", env=None):
     sets = [a for s in settings for a in ("--set", s)]
-    return run_retrolink("run", "eth-pair", *sets, "--timeout", timeout, "--", "sh", "-c", cmd)
+    return run_retrolink("run", "eth-pair", *sets, "--timeout", timeout, "--", "sh", "-c", cmd,
+                         env=env)
 
 
 def run_dir(r) -> Path:
