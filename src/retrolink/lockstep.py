@@ -12,6 +12,7 @@ from retrolink import paths
 
 HEADER = paths.INCLUDE / "lockstep.h"
 SUFFIX = ".lockstep"
+NEVER = 2**64 - 1       # RL_TIME_NEVER
 
 
 def _cdef_text() -> str:
@@ -29,6 +30,17 @@ class Slot(NamedTuple):
     time_ns: int        # the node's clock at its last sync point
     sync_points: int    # every sync point so far
     exec_grants: int    # grants taken without leaving the vCPU loop (QEMU patch 0007)
+    live_ns: int | None = None  # its live clock (QEMU patch 0008); None: it has none
+
+
+def _live_ns(lv) -> int | None:
+    """A live clock's time (docs/fabric.md, "Live time"): as rl_ls_live_promise reads
+    it, without the lead; None if the node has none or it was being written."""
+    seq = lv.seq
+    t0, insns, extra, mult, lead, decr = lv.t0, lv.insns, lv.extra, lv.ns_mult, lv.lead, lv.decr
+    if seq & 1 or lv.seq != seq or not mult or lead == NEVER or extra + decr > insns:
+        return None
+    return t0 + ((insns - extra - decr) * mult >> 32)
 
 
 def path_for(socket: Path) -> Path:
@@ -45,7 +57,8 @@ def read_slots(socket: Path) -> list[Slot] | None:
             if ls.s.magic != lib.RL_LS_MAGIC or ls.s.version != lib.RL_LS_VERSION:
                 return None
             nodes = min(ls.s.nnodes, len(ls.node))     # anyone can write the file
-            slots = [Slot(ls.node[k].t, ls.node[k].syncs, ls.node[k].exec_grants)
+            slots = [Slot(ls.node[k].t, ls.node[k].syncs, ls.node[k].exec_grants,
+                          _live_ns(ls.live[k]))
                      for k in range(nodes)]
             del ls
             return slots
