@@ -33,14 +33,24 @@ class Slot(NamedTuple):
     live_ns: int | None = None  # its live clock (QEMU patch 0008); None: it has none
 
 
-def _live_ns(lv) -> int | None:
+def _live_ns(lv, tries: int = 1000) -> int | None:   # lv: a struct rl_ls_live *
     """A live clock's time (docs/fabric.md, "Live time"): as rl_ls_live_promise reads
-    it, without the lead; None if the node has none or it was being written."""
-    seq = lv.seq
-    t0, insns, extra, mult, lead, decr = lv.t0, lv.insns, lv.extra, lv.ns_mult, lv.lead, lv.decr
-    if seq & 1 or lv.seq != seq or not mult or lead == NEVER or extra + decr > insns:
-        return None
-    return t0 + ((insns - extra - decr) * mult >> 32)
+    it, without the lead (at least the time its budget was set); None if the node has
+    none. A running node sets a budget about once a microsecond, so the line is copied
+    at once and the copy kept if its seqlock count is even and unchanged after (None if
+    that never happens in `tries` copies)."""
+    for _ in range(tries):
+        seq = lv.seq
+        copy = ffi.new("struct rl_ls_live *")
+        ffi.memmove(copy, lv, ffi.sizeof("struct rl_ls_live"))
+        if seq & 1 or copy.seq != seq or lv.seq != seq:
+            continue
+        if not copy.ns_mult or copy.lead == NEVER:
+            return None
+        if copy.extra + copy.decr > copy.insns:
+            return copy.t0      # a decrementer of a budget not published: the time then
+        return copy.t0 + ((copy.insns - copy.extra - copy.decr) * copy.ns_mult >> 32)
+    return None
 
 
 def path_for(socket: Path) -> Path:
@@ -58,7 +68,7 @@ def read_slots(socket: Path) -> list[Slot] | None:
                 return None
             nodes = min(ls.s.nnodes, len(ls.node))     # anyone can write the file
             slots = [Slot(ls.node[k].t, ls.node[k].syncs, ls.node[k].exec_grants,
-                          _live_ns(ls.live[k]))
+                          _live_ns(ffi.addressof(ls.live, k)))
                      for k in range(nodes)]
             del ls
             return slots
