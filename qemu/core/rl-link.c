@@ -93,7 +93,8 @@ struct RlLink {
     bool progress_told;      /* the fabric has had a PROGRESS since our last publication */
     uint64_t grant;          /* may run up to here */
     uint64_t promised;       /* last promise sent: no frame may be ready before it */
-    uint64_t violations;
+    uint64_t violations;     /* frames ready before our promise (moved to it) */
+    uint64_t late_delivers;  /* frames delivered after their arrival time */
     uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
     uint64_t reaction;       /* as said in HELLO: the least over the ports */
     uint64_t armed_at;       /* virtual time when the sync timer was last armed */
@@ -213,14 +214,15 @@ static bool rl_dispatch(RlLink *l, size_t n)
             rl_link_lost(l, "DELIVER from a node that is not a peer");
             return false;
         }
-        if (h->time_ns < rl_now()) {
+        uint64_t now = rl_now();
+        if (h->time_ns < now) {
             /* a grant let us run past it: the lock-step broke its rule (or the guest
              * woke from outside the model); the device takes it now, late */
-            l->violations++;
-            trace_retrolink_link_late_deliver(l->node, h->time_ns, rl_now());
-            if (l->violations == 1) {
+            l->late_delivers++;
+            trace_retrolink_link_late_deliver(l->node, h->time_ns, now);
+            if (l->late_delivers == 1) {
                 error_report("retrolink node %u: a frame arriving at %" PRIu64 " came at %"
-                             PRIu64 ", after it", l->node, h->time_ns, rl_now());
+                             PRIu64 ", after it", l->node, h->time_ns, now);
             }
         }
         /* the fabric expects a reaction to it no earlier than this (docs/fabric.md) */
@@ -814,7 +816,7 @@ bool rl_port_is_up(RlPort *p)
 
 uint64_t rl_port_causality_violations(RlPort *p)
 {
-    return p->link->violations;
+    return p->link->violations + p->link->late_delivers;
 }
 
 static void rl_link_free(RlLink *l)

@@ -74,7 +74,11 @@ void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
 /* True while the node is connected to the fabric. */
 bool rl_port_is_up(RlPort *port);
 
-/* Frames whose ready time had to be moved to a promise (see docs/fabric.md). */
+/*
+ * Frames whose ready time had to be moved to a promise, and frames delivered after
+ * their arrival time (see docs/fabric.md, "Live time"): 0 unless the guest was woken
+ * from outside the model.
+ */
 uint64_t rl_port_causality_violations(RlPort *port);
 
 /*
