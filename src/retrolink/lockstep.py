@@ -30,26 +30,29 @@ class Slot(NamedTuple):
     time_ns: int        # the node's clock at its last sync point
     sync_points: int    # every sync point so far
     exec_grants: int    # grants taken without leaving the vCPU loop (QEMU patch 0007)
-    live_ns: int | None = None  # its live clock (QEMU patch 0008); None: it has none
+    # its live clock (QEMU patch 0008): the time now, and when its budget was set;
+    # None: it has none
+    live: tuple[int, int] | None = None
 
 
-def _live_ns(lv, tries: int = 1000) -> int | None:   # lv: a struct rl_ls_live *
-    """A live clock's time (docs/fabric.md, "Live time"): as rl_ls_live_promise reads
-    it, without the lead (at least the time its budget was set); None if the node has
-    none. A running node sets a budget about once a microsecond, so the line is copied
-    at once and the copy kept if its seqlock count is even and unchanged after (None if
-    that never happens in `tries` copies)."""
+def _live(lv, tries: int = 1000) -> tuple[int, int] | None:   # lv: struct rl_ls_live *
+    """A live clock (docs/fabric.md, "Live time"): its time as rl_ls_live_promise reads
+    it, without the lead, and the time its budget was set; None if the node has none.
+    A running node sets a budget about once a microsecond, so the line is copied at once
+    and the copy kept if its seqlock count is even and unchanged after (None if that
+    never happens in `tries` copies)."""
+    copy = ffi.new("struct rl_ls_live *")
     for _ in range(tries):
         seq = lv.seq
-        copy = ffi.new("struct rl_ls_live *")
         ffi.memmove(copy, lv, ffi.sizeof("struct rl_ls_live"))
         if seq & 1 or copy.seq != seq or lv.seq != seq:
             continue
         if not copy.ns_mult or copy.lead == NEVER:
             return None
         if copy.extra + copy.decr > copy.insns:
-            return copy.t0      # a decrementer of a budget not published: the time then
-        return copy.t0 + ((copy.insns - copy.extra - copy.decr) * copy.ns_mult >> 32)
+            # a decrementer of a budget not published: the time that one was set
+            return copy.t0, copy.t0
+        return copy.t0 + ((copy.insns - copy.extra - copy.decr) * copy.ns_mult >> 32), copy.t0
     return None
 
 
@@ -68,7 +71,7 @@ def read_slots(socket: Path) -> list[Slot] | None:
                 return None
             nodes = min(ls.s.nnodes, len(ls.node))     # anyone can write the file
             slots = [Slot(ls.node[k].t, ls.node[k].syncs, ls.node[k].exec_grants,
-                          _live_ns(ffi.addressof(ls.live, k)))
+                          _live(ffi.addressof(ls.live, k)))
                      for k in range(nodes)]
             del ls
             return slots

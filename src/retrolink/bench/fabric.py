@@ -80,20 +80,19 @@ def _exec_share(mark_slots: dict, nodes: int, first: str, last: str) -> float | 
             / sum(b.sync_points - a.sync_points for a, b in pairs))
 
 
-def _live_ahead(mark_slots: dict, nodes: int, first: str, last: str) -> int | None:
-    """How far a node's live clock was ahead of its last sync point, the most over every
-    node in the readings made as the two marks appeared (docs/fabric.md, "Live time");
-    None if a node had no live clock (its ports declare no lead, or
-    RETROLINK_LIVE_CLOCK=off). Every node's, not only the one whose mark it was: a node
-    writing a mark waits for its console, idle at a sync point, while its peers run."""
-    ahead = []
+def _live_run(mark_slots: dict, nodes: int, first: str, last: str) -> int | None:
+    """How far a live clock had run since its node's budget was last set, the most over
+    every node in the readings made as the two marks appeared (docs/fabric.md, "Live
+    time"): more than 0 only if QEMU's translated code moves it. None if a node had no
+    live clock (its ports declare no lead, or RETROLINK_LIVE_CLOCK=off)."""
+    run = []
     for n in range(nodes):
         for name in (first, last):
-            for slot in mark_slots.get((n, name)) or [None]:
-                if slot is None or slot.live_ns is None:
-                    return None
-                ahead.append(slot.live_ns - slot.time_ns)
-    return max(ahead)
+            slots = mark_slots.get((n, name))
+            if not slots or any(slot.live is None for slot in slots):
+                return None
+            run += [now - budget_set for now, budget_set in (slot.live for slot in slots)]
+    return max(run)
 
 
 def _boot(machine, art, script: str, what: str, node_env: dict | None = None):
@@ -128,7 +127,7 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
     free = free_running_twin(synced)
     rounds = args.rounds
     node_env = {"RETROLINK_LOCKSTEP": "socket"} if args.transport == "socket" else None
-    busy, unsync, syncs, shares, ahead = [], [], [], [], []
+    busy, unsync, syncs, shares, live_run = [], [], [], [], []
     for r in range(1, rounds + 1):
         idle = IDLE_S if r == 1 else 0
         s = _boot(synced, art, _script(idle, BUSY_S),
@@ -145,7 +144,7 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
         unsync.append(_stretch_wall(f.marks, nodes, "busy") / BUSY_S)
         syncs.append(_syncs_per_virtual_s(s.mark_slots, nodes, "busy-start", "busy-end"))
         shares.append(_exec_share(s.mark_slots, nodes, "busy-start", "busy-end"))
-        ahead.append(_live_ahead(s.mark_slots, nodes, "busy-start", "busy-end"))
+        live_run.append(_live_run(s.mark_slots, nodes, "busy-start", "busy-end"))
     ratios = [u / b for u, b in zip(unsync, busy)]
     return {"nodes": nodes,
             "idle_wall_per_virtual_s": idle_wall,
@@ -155,7 +154,7 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
             "syncs_per_node_per_virtual_s_idle": idle_syncs,
             "syncs_per_node_per_virtual_s_busy": _mean(syncs),
             "busy_exec_grant_share": _mean(shares),
-            "busy_live_clock_ahead_ns": None if None in ahead else max(ahead)}
+            "busy_live_clock_run_ns": None if None in live_run else max(live_run)}
 
 
 def _fmt(x: float | None, spec: str) -> str:
