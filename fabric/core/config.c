@@ -153,14 +153,18 @@ static int synthetic(struct fabric *f, char **tok, int n, char *err, size_t errl
 }
 
 static const char *const protocol_names[] = {
-    [RL_PROTO_ANY] = "any", [RL_PROTO_SX] = "sx", [RL_PROTO_ETHERNET] = "ethernet",
-    [RL_PROTO_FC] = "fc", [RL_PROTO_CENJU3] = "cenju3",
+    [RL_PROTO_ANY] = "any",
+#define RL_BOARD(name, PROTO, number) [RL_PROTO_##PROTO] = #name,
+#include "retrolink/boards.def"
+#undef RL_BOARD
 };
+
+#define NPROTOCOLS ((uint32_t)(sizeof(protocol_names) / sizeof(protocol_names[0])))
 
 const char *protocol_name(uint32_t protocol)
 {
-    return protocol < sizeof(protocol_names) / sizeof(protocol_names[0])
-           ? protocol_names[protocol] : "unknown";
+    return protocol < NPROTOCOLS && protocol_names[protocol] ? protocol_names[protocol]
+                                                              : "unknown";
 }
 
 /* A new network, id f->nnets, whose stations are the nodes in list ("0,2,1": station
@@ -205,7 +209,7 @@ static struct network *network_add(struct fabric *f, const char *list, char *err
     return net;
 }
 
-/* 'network ID [name=NAME] [stations=LIST] [protocol=any|sx|ethernet]': the next
+/* 'network ID [name=NAME] [stations=LIST] [protocol=any|BOARD]' (boards.def): the next
  * 'topology' line is this network's. Ids go 0, 1, 2, ... in order. */
 static void network_line(struct fabric *f, char **tok, int n, char *err, size_t errlen)
 {
@@ -236,13 +240,19 @@ static void network_line(struct fabric *f, char **tok, int n, char *err, size_t 
     }
     if ((s = kv_get(keys, vals, m, "protocol", used))) {
         uint32_t p = 0;
-        while (p < sizeof(protocol_names) / sizeof(protocol_names[0]) &&
-               strcmp(protocol_names[p], s)) {
+        while (p < NPROTOCOLS && !(protocol_names[p] && !strcmp(protocol_names[p], s))) {
             p++;
         }
-        if (p == sizeof(protocol_names) / sizeof(protocol_names[0])) {
-            snprintf(err, errlen, "network %u: protocol '%s' (known: any, sx, ethernet)",
-                     net->id, s);
+        if (p == NPROTOCOLS) {
+            char known[256] = "";
+            for (uint32_t k = 0; k < NPROTOCOLS; k++) {
+                if (protocol_names[k]) {
+                    size_t used_len = strlen(known);
+                    snprintf(known + used_len, sizeof(known) - used_len, "%s%s",
+                             used_len ? ", " : "", protocol_names[k]);
+                }
+            }
+            snprintf(err, errlen, "network %u: protocol '%s' (known: %s)", net->id, s, known);
             return;
         }
         net->protocol = p;

@@ -80,10 +80,10 @@ enum rl_barrier_flag {
  * another protocol (a board that could not understand its peers' frames). */
 enum rl_protocol {
     RL_PROTO_ANY = 0,       /* a network: any port; a port: says nothing (tests) */
-    RL_PROTO_SX = 1,        /* the SX board's frames (sx-regs.h) */
-    RL_PROTO_ETHERNET = 2,  /* Ethernet frames without preamble and FCS (the netdev) */
-    RL_PROTO_FC = 3,        /* the PUMA-III Fibre Channel adapter's frames (proto/fc.h) */
-    RL_PROTO_CENJU3 = 4     /* the Cenju-3 network interface's packets (proto/cenju3.h) */
+    /* then one per board, RL_PROTO_<PROTO> = number (boards.def) */
+#define RL_BOARD(name, PROTO, number) RL_PROTO_##PROTO = number,
+#include "boards.def"
+#undef RL_BOARD
 };
 
 struct rl_msg_hdr {

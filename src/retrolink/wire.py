@@ -5,12 +5,16 @@ import re
 import cffi
 
 from retrolink import paths
+from retrolink.registry import board_entries
 
 
 def _cdef_text() -> str:
     text = paths.WIRE_HEADER.read_text()
     body = text.split("/* cdef-begin", 1)[1].split("*/", 1)[1].split("/* cdef-end */", 1)[0]
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    # cffi has no preprocessor: the protocols boards.def lists, as wire.h expands them
+    protocols = "".join(f"    RL_PROTO_{e.proto} = {e.number},\n" for e in board_entries())
+    body = re.sub(r"#define RL_BOARD\(.*?#undef RL_BOARD\n", protocols, body, flags=re.S)
     # cffi wants plain integer #defines; 0xffffffffffffffff is one
     return body
 
@@ -30,8 +34,8 @@ BARRIER, BARRIER_AT = lib.RL_MSG_BARRIER, lib.RL_MSG_BARRIER_AT
 BARRIER_HELD, BARRIER_STOPPED, BARRIER_SAVE = (
     lib.RL_BARRIER_HELD, lib.RL_BARRIER_STOPPED, lib.RL_BARRIER_SAVE)
 # what a port's frames are (ATTACH), and what a network carries (the fabric's config)
-PROTOCOLS = {"any": lib.RL_PROTO_ANY, "sx": lib.RL_PROTO_SX, "ethernet": lib.RL_PROTO_ETHERNET,
-             "fc": lib.RL_PROTO_FC, "cenju3": lib.RL_PROTO_CENJU3}
+PROTOCOLS = {"any": lib.RL_PROTO_ANY,
+             **{e.name: getattr(lib, f"RL_PROTO_{e.proto}") for e in board_entries()}}
 
 
 def _pack(ctype: str, msg_type: int, node: int, time_ns: int, payload: bytes = b"", **fields):
