@@ -54,12 +54,12 @@ static void c3_evq_write(C3State *s, const C3Ev *ev)
     /* when it is written (an event that waited for room: when the room came) */
     stq_le_p(buf + offsetof(struct c3_event, t_ns), c3_now());
     /* the body with flags 0, then the flags byte: a reader that sees the phase sees all */
-    pci_dma_write(PCI_DEVICE(s), at, buf, sizeof(buf));
-    pci_dma_write(PCI_DEVICE(s), at + offsetof(struct c3_event, flags), &flags, 1);
-    trace_retrolink_c3_event(s->node, s->evq_head, ev->kind, ev->src, ev->info, ev->status,
+    rl_board_dma_write(s->rl, at, buf, sizeof(buf));
+    rl_board_dma_write(s->rl, at + offsetof(struct c3_event, flags), &flags, 1);
+    trace_retrolink_c3_event(s->rl->node, s->evq_head, ev->kind, ev->src, ev->info, ev->status,
                              c3_now());
     s->evq_head++;
-    c3_raise(s, C3_IRQ_EVENT);
+    rl_board_raise(s->rl, C3_IRQ_EVENT);
 }
 
 /* A stall episode starts: counted, shown in STATUS, and C3_IRQ_STALL raised once. */
@@ -68,8 +68,8 @@ void c3_stall(C3State *s)
     if (!s->stalled) {
         s->stalled = true;
         s->stalls++;
-        trace_retrolink_c3_stall(s->node, s->rx_stalled, s->evq_wait_n, c3_now());
-        c3_raise(s, C3_IRQ_STALL);
+        trace_retrolink_c3_stall(s->rl->node, s->rx_stalled, s->evq_wait_n, c3_now());
+        rl_board_raise(s->rl, C3_IRQ_STALL);
     }
 }
 
@@ -92,7 +92,7 @@ void c3_evq_post(C3State *s, uint32_t kind, uint32_t src, uint32_t info, uint32_
     if (s->evq_wait_n == C3_EVQ_WAIT_MAX) {
         /* cannot happen (see the banner): say so rather than overrun */
         error_report("retrolink-cenju3 node %u: more than %d events wait for room; event "
-                     "%u lost", s->node, C3_EVQ_WAIT_MAX, kind);
+                     "%u lost", s->rl->node, C3_EVQ_WAIT_MAX, kind);
         return;
     }
     s->evq_wait[s->evq_wait_n++] = ev;

@@ -47,7 +47,7 @@ static bool c3_config_ok(C3State *s)
     return c3_ring_ok(s, s->req_base_lo, s->req_base_hi, s->req_size, C3_REQ_ALIGN) &&
            c3_ring_ok(s, s->evq_base_lo, s->evq_base_hi, s->evq_size, C3_EVQ_ALIGN) &&
            rxt % 8 == 0 && s->rxt_slots >= 1 && s->rxt_slots <= C3_MAX_SLOTS &&
-           c3_ram_ok(s, rxt, (uint64_t)s->nodes * s->rxt_slots * 8, false);
+           c3_ram_ok(s, rxt, (uint64_t)s->rl->nodes * s->rxt_slots * 8, false);
 }
 
 static void c3_enable(C3State *s)
@@ -63,10 +63,10 @@ static void c3_enable(C3State *s)
     s->evq_wait_n = s->evq_reserved = 0;
     s->stalled = s->rx_stalled = false;
     /* on the network start-us later: the packets that came meanwhile wait in the FIFO */
-    s->ready_at = c3_now() + s->start_us * 1000;
-    rl_sched_add(&s->sched, s->ready_at, RL_EV_CLASS_INTERNAL, 0, C3_EVK_READY, 0,
+    s->ready_at = c3_now() + s->rl->start_us * 1000;
+    rl_sched_add(&s->rl->sched, s->ready_at, RL_EV_CLASS_INTERNAL, 0, C3_EVK_READY, 0,
                  s->enable_gen, NULL);
-    trace_retrolink_c3_enable(s->node, true, s->ready_at);
+    trace_retrolink_c3_enable(s->rl->node, true, s->ready_at);
 }
 
 static bool c3_keep_not_ready(void *opaque, RlEvent *ev)
@@ -79,12 +79,12 @@ void c3_disable(C3State *s)
 {
     c3_tx_stop(s);
     c3_rx_stop(s);
-    rl_sched_filter(&s->sched, c3_keep_not_ready, s);
+    rl_sched_filter(&s->rl->sched, c3_keep_not_ready, s);
     s->enable_gen++;
     s->ctrl = 0;
     s->evq_wait_n = s->evq_reserved = 0;
     s->stalled = false;
-    trace_retrolink_c3_enable(s->node, false, c3_now());
+    trace_retrolink_c3_enable(s->rl->node, false, c3_now());
 }
 
 static void c3_ctrl_write(C3State *s, uint32_t val)
@@ -166,7 +166,7 @@ static void c3_cache_op(C3State *s, uint32_t op)
         s->ledger_count = MIN(s->ledger_count + 1, C3_FLUSH_LEDGER);
     }
     s->cache_ops++;
-    trace_retrolink_c3_cache_op(s->node, op, addr, len, lines, end);
+    trace_retrolink_c3_cache_op(s->rl->node, op, addr, len, lines, end);
 }
 
 /* ---- the accesses ------------------------------------------------------------------- */
@@ -184,16 +184,16 @@ static uint64_t c3_read(void *opaque, hwaddr addr, unsigned size)
     switch (addr) {
     case C3_REG_ID: val = C3_ID_VALUE; break;
     case C3_REG_VERSION: val = C3_VERSION; break;
-    case C3_REG_NODE_ID: val = s->node; break;
-    case C3_REG_NUM_NODES: val = s->nodes; break;
+    case C3_REG_NODE_ID: val = s->rl->node; break;
+    case C3_REG_NUM_NODES: val = s->rl->nodes; break;
     case C3_REG_CTRL: val = s->ctrl; break;
     case C3_REG_STATUS:
         val = (c3_enabled(s) ? C3_STATUS_ENABLED : 0) |
               (s->stalled ? C3_STATUS_RX_STALLED : 0) |
               (c3_tx_idle(s) ? C3_STATUS_TX_IDLE : 0);
         break;
-    case C3_REG_IRQ_STATUS: val = s->irq_status; break;
-    case C3_REG_IRQ_MASK: val = s->irq_mask; break;
+    case C3_REG_IRQ_STATUS: val = s->rl->irq_status; break;
+    case C3_REG_IRQ_MASK: val = s->rl->irq_mask; break;
     case C3_REG_ERROR: val = s->error; break;
     case C3_REG_REQ_BASE_LO: val = s->req_base_lo; break;
     case C3_REG_REQ_BASE_HI: val = s->req_base_hi; break;
@@ -230,7 +230,7 @@ static uint64_t c3_read(void *opaque, hwaddr addr, unsigned size)
         c3_refused(s, addr, size, false, "write-only or unknown register");
         return 0;
     }
-    trace_retrolink_c3_reg_read(s->node, addr, val);
+    trace_retrolink_c3_reg_read(s->rl->node, addr, val);
     return val;
 }
 
@@ -262,7 +262,7 @@ static void c3_write(void *opaque, hwaddr addr, uint64_t val64, unsigned size)
         c3_refused(s, addr, size, true, "the registers are 32-bit");
         return;
     }
-    trace_retrolink_c3_reg_write(s->node, addr, val);
+    trace_retrolink_c3_reg_write(s->rl->node, addr, val);
     cfg = c3_config_reg(s, addr);
     if (cfg) {
         if (c3_enabled(s)) {
@@ -277,15 +277,13 @@ static void c3_write(void *opaque, hwaddr addr, uint64_t val64, unsigned size)
         c3_ctrl_write(s, val);
         break;
     case C3_REG_IRQ_STATUS:
-        s->irq_status &= ~val;
-        c3_update_irq(s);
+        rl_board_ack(s->rl, val);
         break;
     case C3_REG_IRQ_MASK:
         if (val & ~C3_IRQ_ALL) {
             c3_guest_error(s, "IRQ_MASK 0x%x has bits of no cause: ignored", val);
         }
-        s->irq_mask = val & C3_IRQ_ALL;
-        c3_update_irq(s);
+        rl_board_set_mask(s->rl, val);
         break;
     case C3_REG_REQ_TAIL:
         c3_req_tail_write(s, val, bus_end);

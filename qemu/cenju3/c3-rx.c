@@ -72,7 +72,7 @@ C3Packet *c3_rx_head(C3State *s)
 
 void c3_rx_push(C3State *s, const C3Packet *p)
 {
-    trace_retrolink_c3_packet_in(s->node, p->src, p->kind, p->len, c3_now());
+    trace_retrolink_c3_packet_in(s->rl->node, p->src, p->kind, p->len, c3_now());
     if (s->rx_count < C3_RX_FIFO_MAX && g_queue_is_empty(&s->rx_held)) {
         C3Packet *q = &s->rx_fifo[(s->rx_first + s->rx_count) % C3_RX_FIFO_MAX];
         *q = *p;
@@ -88,7 +88,7 @@ static void c3_rx_wait(C3State *s, const char *why)
 {
     C3Packet *p = c3_rx_head(s);
 
-    trace_retrolink_c3_rx_wait(s->node, p->src, p->kind, why, c3_now());
+    trace_retrolink_c3_rx_wait(s->rl->node, p->src, p->kind, why, c3_now());
     s->rx_stalled = true;
     c3_stall(s);
 }
@@ -99,7 +99,6 @@ static void c3_rx_wait(C3State *s, const char *why)
  */
 void c3_rx_kick(C3State *s, uint64_t from)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     C3Packet *p = c3_rx_head(s);
     uint64_t dur = s->packet_setup_ns;
     bool needs_event;
@@ -117,7 +116,7 @@ void c3_rx_kick(C3State *s, uint64_t from)
         uint64_t slot = 0;
         uint32_t hdr = 0;
 
-        if (pci_dma_read(pdev, entry_at, &slot, sizeof(slot)) != MEMTX_OK) {
+        if (rl_board_dma_read(s->rl, entry_at, &slot, sizeof(slot)) != MEMTX_OK) {
             slot = 0;
         }
         slot = le64_to_cpu(slot);
@@ -127,7 +126,7 @@ void c3_rx_kick(C3State *s, uint64_t from)
         } else if (slot % C3_SLOT_ALIGN || !c3_ram_ok(s, slot, C3_SLOT_SIZE, true)) {
             s->rx_err = C3_ERR_ADDR;
         } else {
-            if (pci_dma_read(pdev, slot, &hdr, sizeof(hdr)) != MEMTX_OK) {
+            if (rl_board_dma_read(s->rl, slot, &hdr, sizeof(hdr)) != MEMTX_OK) {
                 hdr = 0;
             }
             if (hdr != 0) {
@@ -156,7 +155,7 @@ void c3_rx_kick(C3State *s, uint64_t from)
         s->evq_reserved++;
     }
     s->rx_busy = true;
-    rl_sched_add(&s->sched, MAX(from, c3_now()) + dur, RL_EV_CLASS_INTERNAL, 0,
+    rl_sched_add(&s->rl->sched, MAX(from, c3_now()) + dur, RL_EV_CLASS_INTERNAL, 0,
                  C3_EVK_RX_DONE, 0, s->rx_gen, NULL);
 }
 
@@ -173,12 +172,11 @@ static void c3_rx_refuse(C3State *s, C3Packet *p)
     }
     c3_evq_post_reserved(s, C3_EVF_ARRIVING, C3_EV_ERROR, p->src, 0, p->tag, p->len,
                          s->rx_err);
-    c3_raise(s, C3_IRQ_ERROR);
+    rl_board_raise(s->rl, C3_IRQ_ERROR);
 }
 
 void c3_rx_done(C3State *s)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     C3Packet *p = c3_rx_head(s);
 
     if (s->rx_err != C3_ERR_NONE) {
@@ -187,17 +185,17 @@ void c3_rx_done(C3State *s)
         uint32_t hdr = cpu_to_le32(C3_SLOT_FULL | p->len);
 
         /* the payload, then the header word: a reader that sees FULL sees it all */
-        pci_dma_write(pdev, s->rx_target + C3_SLOT_PAYLOAD, p->data, p->len);
-        pci_dma_write(pdev, s->rx_target, &hdr, sizeof(hdr));
+        rl_board_dma_write(s->rl, s->rx_target + C3_SLOT_PAYLOAD, p->data, p->len);
+        rl_board_dma_write(s->rl, s->rx_target, &hdr, sizeof(hdr));
         s->rx_next_slot[p->src] = (s->rx_slot + 1) % s->rxt_slots;
         c3_evq_post_reserved(s, 0, C3_EV_MSG, p->src, s->rx_slot, p->tag, p->len, C3_ERR_NONE);
     } else {
-        pci_dma_write(pdev, s->rx_target, p->data, p->len);
+        rl_board_dma_write(s->rl, s->rx_target, p->data, p->len);
         if ((p->flags & C3_PKTF_LAST) && (p->flags & C3_PKTF_NOTIFY)) {
             c3_evq_post_reserved(s, 0, C3_EV_RDMA, p->src, 0, p->tag, p->req_len, C3_ERR_NONE);
         }
     }
-    trace_retrolink_c3_rx(s->node, p->src, p->kind, p->len, s->rx_target, s->rx_err,
+    trace_retrolink_c3_rx(s->rl->node, p->src, p->kind, p->len, s->rx_target, s->rx_err,
                           c3_now());
     s->rx_packets++;
     s->rx_busy = false;
@@ -220,7 +218,7 @@ static bool c3_keep_not_rx(void *opaque, RlEvent *ev)
 /* Stop handling packets: the head stays in the FIFO, unwritten. */
 void c3_rx_stop(C3State *s)
 {
-    rl_sched_filter(&s->sched, c3_keep_not_rx, s);
+    rl_sched_filter(&s->rl->sched, c3_keep_not_rx, s);
     s->rx_gen++;
     s->rx_busy = s->rx_stalled = false;
     s->evq_reserved = 0;

@@ -54,7 +54,7 @@ void c3_tx_kick(C3State *s, uint64_t from)
         return;
     }
     s->tx_take_pending = true;
-    rl_sched_add(&s->sched, MAX(from, c3_now()) + s->req_setup_ns, RL_EV_CLASS_INTERNAL, 0,
+    rl_sched_add(&s->rl->sched, MAX(from, c3_now()) + s->req_setup_ns, RL_EV_CLASS_INTERNAL, 0,
                  C3_EVK_TX_TAKE, 0, s->tx_gen, NULL);
 }
 
@@ -79,7 +79,7 @@ static uint32_t c3_req_check(C3State *s, const C3Req *r)
     if (r->len == 0 || r->len > (r->op == C3_OP_MSG ? C3_MSG_MAX : C3_REQ_MAX)) {
         return C3_ERR_LENGTH;
     }
-    if (r->dest >= s->nodes || (r->op == C3_OP_MSG && r->dest == s->node)) {
+    if (r->dest >= s->rl->nodes || (r->op == C3_OP_MSG && r->dest == s->rl->node)) {
         return C3_ERR_DEST;
     }
     if (!c3_ram_ok(s, r->src, r->len, false) ||
@@ -95,7 +95,7 @@ static void c3_req_status(C3State *s, uint32_t index, uint32_t err)
     uint8_t st[2];
 
     stw_le_p(st, C3_ST_DONE | err);
-    pci_dma_write(PCI_DEVICE(s), c3_req_addr(s, index) + offsetof(struct c3_req, status),
+    rl_board_dma_write(s->rl, c3_req_addr(s, index) + offsetof(struct c3_req, status),
                   st, sizeof(st));
 }
 
@@ -103,14 +103,14 @@ static void c3_req_refuse(C3State *s, const C3Req *r, uint32_t err)
 {
     c3_guest_error(s, "request %u (op %u to node %u, %u bytes) refused: %s (C3_ERR %u)",
                    r->index, r->op, r->dest, r->len, c3_err_name(err), err);
-    trace_retrolink_c3_refused(s->node, r->index, err, c3_now());
+    trace_retrolink_c3_refused(s->rl->node, r->index, err, c3_now());
     s->req_errors++;
     c3_req_status(s, r->index, err);
-    c3_evq_post(s, C3_EV_ERROR, s->node, r->index, r->tag, r->len, err);
+    c3_evq_post(s, C3_EV_ERROR, s->rl->node, r->index, r->tag, r->len, err);
     if (r->flags & C3_REQF_EVENT) {
-        c3_evq_post(s, C3_EV_DONE, s->node, r->index, r->tag, r->len, err);
+        c3_evq_post(s, C3_EV_DONE, s->rl->node, r->index, r->tag, r->len, err);
     }
-    c3_raise(s, C3_IRQ_ERROR);
+    rl_board_raise(s->rl, C3_IRQ_ERROR);
 }
 
 /* Start the DMA of the request's next packet, if a transmit buffer is free. */
@@ -135,7 +135,7 @@ static void c3_tx_next_dma(C3State *s)
         .kind = r->op == C3_OP_MSG ? C3_PKT_MSG : C3_PKT_RDMA,
         .flags = (last ? C3_PKTF_LAST : 0) |
                  (last && (r->flags & C3_REQF_NOTIFY) ? C3_PKTF_NOTIFY : 0),
-        .src = s->node,
+        .src = s->rl->node,
         .dest = r->dest,
         .len = n,
         .raddr = r->op == C3_OP_RDMA ? r->raddr + r->off : 0,
@@ -146,7 +146,7 @@ static void c3_tx_next_dma(C3State *s)
         .req_flags = r->flags,
     };
     s->tx_dma_busy = true;
-    rl_sched_add(&s->sched, c3_now() + rl_bytes_ns(n, s->dma_rate), RL_EV_CLASS_INTERNAL, 0,
+    rl_sched_add(&s->rl->sched, c3_now() + rl_bytes_ns(n, s->dma_rate), RL_EV_CLASS_INTERNAL, 0,
                  C3_EVK_TX_DMA, b, s->tx_gen, NULL);
 }
 
@@ -159,7 +159,7 @@ void c3_tx_take(C3State *s)
     if (!c3_ready(s) || s->evq_wait_n || s->req_head == s->req_tail) {
         return;                 /* kicked again when that changes */
     }
-    if (pci_dma_read(PCI_DEVICE(s), c3_req_addr(s, s->req_head), d, sizeof(d)) != MEMTX_OK) {
+    if (rl_board_dma_read(s->rl, c3_req_addr(s, s->req_head), d, sizeof(d)) != MEMTX_OK) {
         memset(d, 0, sizeof(d));            /* refused below: op 0 */
     }
     *r = (C3Req) {
@@ -179,11 +179,11 @@ void c3_tx_take(C3State *s)
         c3_tx_kick(s, c3_now());
         return;
     }
-    trace_retrolink_c3_take(s->node, r->index, r->op, r->dest, r->len, c3_now());
+    trace_retrolink_c3_take(s->rl->node, r->index, r->op, r->dest, r->len, c3_now());
     if (!c3_ledger_covers(s, r->src, r->len)) {
         /* on the Cenju-3 stale cache lines would have gone: the driver forgot a flush */
         s->cache_misses++;
-        trace_retrolink_c3_cache_miss(s->node, r->index, r->src, r->len);
+        trace_retrolink_c3_cache_miss(s->rl->node, r->index, r->src, r->len);
     }
     s->tx_active = true;
     c3_tx_next_dma(s);
@@ -195,14 +195,14 @@ void c3_tx_dma_done(C3State *s, uint32_t b)
     C3Req *r = &s->cur;
 
     /* the range was checked when the request was taken; RAM does not go away */
-    if (pci_dma_read(PCI_DEVICE(s), r->src + r->off, p->data, p->len) != MEMTX_OK) {
+    if (rl_board_dma_read(s->rl, r->src + r->off, p->data, p->len) != MEMTX_OK) {
         memset(p->data, 0, p->len);
     }
     r->off += p->len;
     s->tx_dma_busy = false;
     p->state = C3_TXB_OUT;
     uint64_t out = rl_server_run(&s->tx_stage, c3_now(), s->packet_setup_ns);
-    rl_sched_add(&s->sched, out, RL_EV_CLASS_INTERNAL, 0, C3_EVK_TX_OUT, b, s->tx_gen, NULL);
+    rl_sched_add(&s->rl->sched, out, RL_EV_CLASS_INTERNAL, 0, C3_EVK_TX_OUT, b, s->tx_gen, NULL);
     if (r->off == r->len) {
         s->tx_active = false;
         c3_tx_kick(s, c3_now());
@@ -228,19 +228,19 @@ void c3_tx_out(C3State *s, uint32_t b)
 {
     C3Packet *p = &s->txbuf[b];
 
-    trace_retrolink_c3_packet_out(s->node, p->dest, p->kind, p->len, p->raddr, c3_now());
-    if (p->dest == s->node) {
+    trace_retrolink_c3_packet_out(s->rl->node, p->dest, p->kind, p->len, p->raddr, c3_now());
+    if (p->dest == s->rl->node) {
         c3_rx_push(s, p);               /* RDMA to itself: not through the network */
-    } else if (s->port) {
+    } else if (s->rl->port) {
         uint8_t buf[C3_WIRE_HDR_SIZE + C3_PACKET_MAX];
         c3_packet_encode(p, buf);
-        rl_port_send(s->port, c3_now(), p->dest, 0, buf, C3_WIRE_HDR_SIZE + p->len);
+        rl_port_send(s->rl->port, c3_now(), p->dest, 0, buf, C3_WIRE_HDR_SIZE + p->len);
     }
     s->tx_packets++;
     if (p->flags & C3_PKTF_LAST) {
         c3_req_status(s, p->req_index, C3_ERR_NONE);
         if (p->req_flags & C3_REQF_EVENT) {
-            c3_evq_post(s, C3_EV_DONE, s->node, p->req_index, p->tag, p->req_len,
+            c3_evq_post(s, C3_EV_DONE, s->rl->node, p->req_index, p->tag, p->req_len,
                         C3_ERR_NONE);
         }
     }
@@ -257,7 +257,7 @@ static bool c3_keep_not_tx(void *opaque, RlEvent *ev)
 /* Stop sending at once: the request under way and its packets inside are dropped. */
 void c3_tx_stop(C3State *s)
 {
-    rl_sched_filter(&s->sched, c3_keep_not_tx, s);
+    rl_sched_filter(&s->rl->sched, c3_keep_not_tx, s);
     s->tx_gen++;
     s->tx_take_pending = s->tx_active = s->tx_dma_busy = false;
     for (uint32_t b = 0; b < C3_TXBUF; b++) {

@@ -28,30 +28,7 @@
 #include "c3.h"
 #include "hw/retrolink/trace.h"
 
-/* ---- interrupts, helpers ---------------------------------------------------------- */
-
-void c3_update_irq(C3State *s)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    if (!msi_enabled(pdev)) {
-        pci_set_irq(pdev, (s->irq_status & s->irq_mask) != 0);
-    }
-}
-
-void c3_raise(C3State *s, uint32_t cause)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    s->irq_status |= cause;
-    if (cause & s->irq_mask) {
-        if (msi_enabled(pdev)) {
-            msi_notify(pdev, 0);
-        } else {
-            c3_update_irq(s);
-        }
-    }
-}
+/* ---- helpers ---------------------------------------------------------------------- */
 
 bool c3_enabled(C3State *s)
 {
@@ -72,7 +49,7 @@ void c3_guest_error(C3State *s, const char *fmt, ...)
     va_start(ap, fmt);
     what = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-cenju3 node %u: %s\n", s->node, what);
+    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-cenju3 node %u: %s\n", s->rl->node, what);
 }
 
 static bool c3_as_ram_ok(AddressSpace *as, uint64_t addr, uint64_t len, bool write)
@@ -96,10 +73,10 @@ static bool c3_as_ram_ok(AddressSpace *as, uint64_t addr, uint64_t len, bool wri
     return true;
 }
 
-/* As the interface reaches memory: through its PCI bus master (off: nothing is RAM). */
+/* As the interface reaches memory: through its bus master (off: nothing is RAM). */
 bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write)
 {
-    return c3_as_ram_ok(pci_get_address_space(PCI_DEVICE(s)), addr, len, write);
+    return c3_as_ram_ok(s->rl->dma_as, addr, len, write);
 }
 
 /* As the CPU sees memory: a cache operation is the CPU's, whatever the interface's DMA. */
@@ -159,16 +136,16 @@ static void c3_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
 
     if (!c3_packet_decode(p, data, len, &why)) {
         /* the fabric's (or the peer board's) fault, not this guest's */
-    } else if (p->src != src || src >= s->nodes || p->dest != s->node) {
+    } else if (p->src != src || src >= s->rl->nodes || p->dest != s->rl->node) {
         why = "whose source or destination is not the fabric's";
     }
     if (why) {
         warn_report("retrolink-cenju3 node %u: the fabric delivered a malformed packet from "
-                    "node %u (%u bytes), %s: dropped", s->node, src, len, why);
+                    "node %u (%u bytes), %s: dropped", s->rl->node, src, len, why);
         g_free(p);
         return;
     }
-    rl_sched_add(&s->sched, at, RL_EV_CLASS_FRAME, seq, C3_EVK_ARRIVE, 0, 0, p);
+    rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_FRAME, seq, C3_EVK_ARRIVE, 0, 0, p);
 }
 
 static void c3_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
@@ -176,7 +153,7 @@ static void c3_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
     C3State *s = opaque;
 
     /* the Cenju-3's network is reliable and has no notion of a peer's link: a trace */
-    trace_retrolink_c3_peer(s->node, peer, up, at);
+    trace_retrolink_c3_peer(s->rl->node, peer, up, at);
 }
 
 /* The least time from the guest's doorbell (at 'go') to a packet on the network. */
@@ -203,11 +180,11 @@ static uint64_t c3_promise(void *opaque, uint64_t now, uint64_t guest_ns)
 
     if (guest_ns != RL_TIME_NEVER) {
         uint64_t go = c3_enabled(s) ? MAX(guest_ns, s->ready_at)
-                                    : guest_ns + s->start_us * 1000;
+                                    : guest_ns + s->rl->start_us * 1000;
         p = go + c3_send_ns(s);
     }
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->sched, i);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         switch (ev->kind) {
         case C3_EVK_TX_OUT:
             p = MIN(p, ev->time);
@@ -231,7 +208,7 @@ static void c3_link_welcome(void *opaque, uint32_t nodes)
 {
     C3State *s = opaque;
 
-    s->nodes = MIN(nodes, C3_MAX_NODES);
+    s->rl->nodes = MIN(nodes, C3_MAX_NODES);
 }
 
 static const RlPortOps c3_link_ops = {
@@ -246,8 +223,10 @@ static const RlPortOps c3_link_ops = {
  * receive side's packet stage (the first the guest can see of it), the guest's
  * REQ_TAIL store, taking the request, and the transmit packet stage.
  */
-static uint64_t c3_reaction_ns(C3State *s)
+static uint64_t c3_reaction_ns(void *dev)
 {
+    C3State *s = dev;
+
     return s->packet_setup_ns + c3_send_ns(s);
 }
 
@@ -268,13 +247,13 @@ static bool c3_drop_event(void *opaque, RlEvent *ev)
  * still delivering (it arrives into the FIFO, and waits there until enabled). */
 void c3_board_reset(C3State *s)
 {
-    uint32_t nodes = s->nodes, tx_gen = s->tx_gen, rx_gen = s->rx_gen;
+    uint32_t nodes = s->rl->nodes, tx_gen = s->tx_gen, rx_gen = s->rx_gen;
     uint32_t enable_gen = s->enable_gen;
 
     c3_tx_stop(s);
     c3_rx_flush(s);
-    rl_sched_filter(&s->sched, c3_keep_arrivals, s);
-    s->ctrl = s->irq_status = s->irq_mask = s->error = 0;
+    rl_sched_filter(&s->rl->sched, c3_keep_arrivals, s);
+    s->ctrl = s->rl->irq_status = s->rl->irq_mask = s->error = 0;
     s->req_base_lo = s->req_base_hi = s->req_size = 0;
     s->evq_base_lo = s->evq_base_hi = s->evq_size = 0;
     s->rxt_base_lo = s->rxt_base_hi = s->rxt_slots = 0;
@@ -292,11 +271,11 @@ void c3_board_reset(C3State *s)
     s->rx_err = s->rx_slot = 0;
     s->evq_wait_n = s->evq_reserved = 0;
     s->stalled = false;
-    s->nodes = nodes;
+    s->rl->nodes = nodes;
     s->tx_gen = tx_gen;
     s->rx_gen = rx_gen;
     s->enable_gen = enable_gen + 1;
-    c3_update_irq(s);
+    rl_board_update_irq(s->rl);
 }
 
 /* ---- migration ------------------------------------------------------------------------ */
@@ -325,8 +304,8 @@ static int c3_pre_save(void *opaque)
     C3State *s = opaque;
     g_autoptr(GString) what = g_string_new(NULL);
 
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->sched, i);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         if (ev->kind == C3_EVK_ARRIVE) {
             C3Packet *p = ev->ptr;
             g_string_append_printf(what, "; a packet from node %u in the network until %"
@@ -342,7 +321,7 @@ static int c3_pre_save(void *opaque)
                                s->bus.free_at);
     }
     if (what->len) {
-        error_report("retrolink-cenju3 node %u: cannot save the interface%s", s->node,
+        error_report("retrolink-cenju3 node %u: cannot save the interface%s", s->rl->node,
                      what->str);
         return -EINVAL;
     }
@@ -370,7 +349,7 @@ static int c3_pre_load(void *opaque)
     C3State *s = opaque;
     C3Packet *p;
 
-    rl_sched_filter(&s->sched, c3_drop_event, s);
+    rl_sched_filter(&s->rl->sched, c3_drop_event, s);
     while ((p = g_queue_pop_head(&s->rx_held))) {
         g_free(p);
     }
@@ -387,28 +366,16 @@ static bool c3_fifo_count_ok(void *opaque, int version_id)
 
     if (s->vm_fifo_count < 0 || s->vm_fifo_count > C3_RX_FIFO_MAX) {
         error_report("retrolink-cenju3 node %u: the stream's FIFO holds %d packets, not "
-                     "0..%d", s->node, s->vm_fifo_count, C3_RX_FIFO_MAX);
+                     "0..%d", s->rl->node, s->vm_fifo_count, C3_RX_FIFO_MAX);
         return false;
     }
     return true;
 }
 
-static int G_GNUC_PRINTF(2, 3) c3_refuse(C3State *s, const char *fmt, ...)
-{
-    g_autofree char *what = NULL;
-    va_list ap;
-
-    va_start(ap, fmt);
-    what = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    error_report("retrolink-cenju3 node %u: the stream's %s", s->node, what);
-    return -EINVAL;
-}
-
 static bool c3_packet_ok(C3State *s, const C3Packet *p)
 {
     return (p->kind == C3_PKT_MSG || p->kind == C3_PKT_RDMA) && p->len >= 1 &&
-           p->len <= C3_PACKET_MAX && p->src < s->nodes && p->dest < s->nodes &&
+           p->len <= C3_PACKET_MAX && p->src < s->rl->nodes && p->dest < s->rl->nodes &&
            p->state <= C3_TXB_OUT;
 }
 
@@ -420,73 +387,66 @@ static bool c3_ring_size_ok(uint32_t size)
 static int c3_check_loaded(C3State *s)
 {
     if (s->ctrl & ~C3_CTRL_ENABLE) {
-        return c3_refuse(s, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
-    }
-    if ((s->irq_status | s->irq_mask) & ~C3_IRQ_ALL) {
-        return c3_refuse(s, "irq_status 0x%x or irq_mask 0x%x has bits of no cause",
-                         s->irq_status, s->irq_mask);
+        return rl_board_refuse(s->rl, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
     }
     if (s->error > C3_ERR_NO_SLOT || s->rx_err > C3_ERR_NO_SLOT) {
-        return c3_refuse(s, "error %u or rx_err %u is not a C3_ERR_*", s->error, s->rx_err);
-    }
-    if (s->nodes < 1 || s->nodes > C3_MAX_NODES) {
-        return c3_refuse(s, "nodes %u is not 1..%d", s->nodes, C3_MAX_NODES);
+        return rl_board_refuse(s->rl, "error %u or rx_err %u is not a C3_ERR_*", s->error, s->rx_err);
     }
     if (s->ledger_count > C3_FLUSH_LEDGER || s->ledger_next >= C3_FLUSH_LEDGER) {
-        return c3_refuse(s, "flush ledger has %u entries, next %u, not at most %d",
+        return rl_board_refuse(s->rl, "flush ledger has %u entries, next %u, not at most %d",
                          s->ledger_count, s->ledger_next, C3_FLUSH_LEDGER);
     }
     if (s->evq_wait_n > C3_EVQ_WAIT_MAX || s->evq_reserved > 1) {
-        return c3_refuse(s, "event wait list has %u events and %u reserved, not at most "
+        return rl_board_refuse(s->rl, "event wait list has %u events and %u reserved, not at most "
                          "%d and 1", s->evq_wait_n, s->evq_reserved, C3_EVQ_WAIT_MAX);
     }
     if (c3_enabled(s)) {
         if (!c3_ring_size_ok(s->req_size) || !c3_ring_size_ok(s->evq_size) ||
             s->rxt_slots < 1 || s->rxt_slots > C3_MAX_SLOTS) {
-            return c3_refuse(s, "interface is enabled with rings of %u and %u entries and "
+            return rl_board_refuse(s->rl, "interface is enabled with rings of %u and %u entries and "
                              "%u slots per peer", s->req_size, s->evq_size, s->rxt_slots);
         }
         if (s->req_tail - s->req_head > s->req_size ||
             s->evq_head - s->evq_tail + s->evq_reserved > s->evq_size) {
-            return c3_refuse(s, "rings have request head %u tail %u of %u, event head %u "
+            return rl_board_refuse(s->rl, "rings have request head %u tail %u of %u, event head %u "
                              "tail %u of %u", s->req_head, s->req_tail, s->req_size,
                              s->evq_head, s->evq_tail, s->evq_size);
         }
         for (uint32_t p = 0; p < C3_MAX_NODES; p++) {
             if (s->rx_next_slot[p] >= s->rxt_slots) {
-                return c3_refuse(s, "next slot %u of peer %u is not below %u",
+                return rl_board_refuse(s->rl, "next slot %u of peer %u is not below %u",
                                  s->rx_next_slot[p], p, s->rxt_slots);
             }
         }
         if (s->rx_slot >= s->rxt_slots) {
-            return c3_refuse(s, "receive slot %u is not below %u", s->rx_slot,
+            return rl_board_refuse(s->rl, "receive slot %u is not below %u", s->rx_slot,
                              s->rxt_slots);
         }
     } else if (s->tx_active || s->tx_take_pending || s->tx_dma_busy || s->rx_busy ||
                s->evq_wait_n || s->evq_reserved) {
-        return c3_refuse(s, "interface is off but has work under way");
+        return rl_board_refuse(s->rl, "interface is off but has work under way");
     }
     if (s->tx_active && (s->cur.len == 0 || s->cur.len > C3_REQ_MAX ||
-                         s->cur.off >= s->cur.len || s->cur.dest >= s->nodes ||
+                         s->cur.off >= s->cur.len || s->cur.dest >= s->rl->nodes ||
                          (s->cur.op != C3_OP_MSG && s->cur.op != C3_OP_RDMA))) {
-        return c3_refuse(s, "request under way has op %u, %u of %u bytes, to node %u",
+        return rl_board_refuse(s->rl, "request under way has op %u, %u of %u bytes, to node %u",
                          s->cur.op, s->cur.off, s->cur.len, s->cur.dest);
     }
     for (uint32_t b = 0; b < C3_TXBUF; b++) {
         if (s->txbuf[b].state != C3_TXB_FREE && !c3_packet_ok(s, &s->txbuf[b])) {
-            return c3_refuse(s, "transmit buffer %u holds a bad packet (kind %u, %u bytes, "
+            return rl_board_refuse(s->rl, "transmit buffer %u holds a bad packet (kind %u, %u bytes, "
                              "state %u)", b, s->txbuf[b].kind, s->txbuf[b].len,
                              s->txbuf[b].state);
         }
     }
     for (int32_t i = 0; i < s->vm_fifo_count; i++) {
         if (!c3_packet_ok(s, &s->vm_fifo[i])) {
-            return c3_refuse(s, "FIFO packet %d is bad (kind %u, %u bytes, from node %u)", i,
+            return rl_board_refuse(s->rl, "FIFO packet %d is bad (kind %u, %u bytes, from node %u)", i,
                              s->vm_fifo[i].kind, s->vm_fifo[i].len, s->vm_fifo[i].src);
         }
     }
     if (s->rx_busy && s->vm_fifo_count == 0) {
-        return c3_refuse(s, "receive side is busy with an empty FIFO");
+        return rl_board_refuse(s->rl, "receive side is busy with an empty FIFO");
     }
     return 0;
 }
@@ -571,12 +531,9 @@ static const VMStateDescription vmstate_c3 = {
     .pre_load = c3_pre_load,
     .post_load = c3_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_PCI_DEVICE(parent_obj, C3State),
+        VMSTATE_RL_PCI_BOARD(C3State),
         VMSTATE_UINT32(ctrl, C3State),
-        VMSTATE_UINT32(irq_status, C3State),
-        VMSTATE_UINT32(irq_mask, C3State),
         VMSTATE_UINT32(error, C3State),
-        VMSTATE_UINT32(nodes, C3State),
         VMSTATE_UINT32(req_base_lo, C3State),
         VMSTATE_UINT32(req_base_hi, C3State),
         VMSTATE_UINT32(req_size, C3State),
@@ -630,149 +587,109 @@ static const VMStateDescription vmstate_c3 = {
         VMSTATE_STRUCT_VARRAY_ALLOC(vm_fifo, C3State, vm_fifo_count, 0, vmstate_c3_packet,
                                     C3Packet),
         VMSTATE_RL_BUS(bus, C3State),
-        VMSTATE_RL_SCHED(sched, C3State),
         VMSTATE_END_OF_LIST()
     },
 };
 
 /* ---- QOM -------------------------------------------------------------------------------- */
 
-/*
- * Realize takes its steps in order and, when one fails, undoes the ones before it in
- * reverse (the PCI core unregisters the BAR, the object owns the memory region).
- */
-static void c3_realize(PCIDevice *pdev, Error **errp)
+/* Its own part of realize (rl-board.h): the properties, the BAR, the receive FIFO. */
+static bool c3_realize(void *dev, Error **errp)
 {
-    ERRP_GUARD();
-    C3State *s = RETROLINK_CENJU3(pdev);
+    C3State *s = dev;
 
     if (s->dma_rate == 0 || s->dma_rate > 1000000000000ull) {
         error_setg(errp, "retrolink-cenju3: dma-rate must be 1..10^12 bytes per second");
-        return;
+        return false;
     }
     if (s->reg_access_ns > 1000000000 || s->req_setup_ns > 1000000000 ||
         s->packet_setup_ns > 1000000000 || s->cache_op_ns > 1000000000 ||
-        s->cache_line_ns > 1000000 || s->start_us > 60000000) {
+        s->cache_line_ns > 1000000) {
         error_setg(errp, "retrolink-cenju3: reg-access-ns, req-setup-ns, packet-setup-ns "
-                   "and cache-op-ns must be at most 1 s, cache-line-ns at most 1 ms, "
-                   "start-us at most 60 s");
-        return;
-    }
-    if (s->node >= C3_MAX_NODES) {
-        error_setg(errp, "retrolink-cenju3: node must be below %d", C3_MAX_NODES);
-        return;
-    }
-
-    pci_config_set_interrupt_pin(pdev->config, 1);
-    if (msi_init(pdev, 0, 1, true, false, errp)) {
-        error_prepend(errp, "retrolink-cenju3: ");
-        return;
+                   "and cache-op-ns must be at most 1 s, cache-line-ns at most 1 ms");
+        return false;
     }
     memory_region_init_io(&s->bar, OBJECT(s), &c3_bar_ops, s, "retrolink-cenju3",
                           C3_BAR_SIZE);
-    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
+    s->rl->bar[0] = &s->bar;
     rl_bus_init(&s->bus, 0);            /* fixed-time accesses only: rl_bus_hold() */
     s->rx_fifo = g_new0(C3Packet, C3_RX_FIFO_MAX);
     g_queue_init(&s->rx_held);
-    rl_sched_init(&s->sched, c3_event, s);
-    char owner[64];
-    snprintf(owner, sizeof(owner), "retrolink-cenju3 node %u", s->node);
-    rl_sched_set_check(&s->sched, owner, c3_event_check);
-
-    if (!s->fabric) {
-        s->nodes = 1;           /* a lone interface: RDMA to itself only */
-        return;
-    }
-    char name[RL_NAME_LEN];
-    snprintf(name, sizeof(name), "cenju3-node%u", s->node);
-    s->port = rl_port_attach(s->fabric, s->node, s->network, RL_PROTO_CENJU3, name,
-                             c3_reaction_ns(s), &c3_link_ops, s, errp);
-    if (!s->port) {
-        error_prepend(errp, "retrolink-cenju3: ");
-        goto fail_sched;
-    }
-    return;
-
-fail_sched:
-    rl_sched_destroy(&s->sched);
-    g_free(s->rx_fifo);
-    s->rx_fifo = NULL;
-    rl_bus_destroy(&s->bus);
-    msi_uninit(pdev);
+    return true;
 }
 
-static void c3_exit(PCIDevice *pdev)
+static void c3_unrealize(void *dev)
 {
-    C3State *s = RETROLINK_CENJU3(pdev);
+    C3State *s = dev;
 
-    rl_port_close(s->port);
-    s->port = NULL;
     c3_board_reset(s);
-    rl_sched_filter(&s->sched, c3_drop_event, s);
-    rl_sched_destroy(&s->sched);
+    rl_sched_filter(&s->rl->sched, c3_drop_event, s);
     g_free(s->rx_fifo);
     s->rx_fifo = NULL;
     g_free(s->vm_fifo);
     s->vm_fifo = NULL;
     rl_bus_destroy(&s->bus);
-    msi_uninit(pdev);
 }
 
-static void c3_reset(DeviceState *dev)
+static void c3_reset(void *dev)
 {
-    C3State *s = RETROLINK_CENJU3(dev);
+    C3State *s = dev;
 
     c3_board_reset(s);
     rl_bus_release(&s->bus);
     s->bus.free_at = 0;
 }
 
+static const RlBoardInfo c3_board_info = {
+    .name = TYPE_RETROLINK_CENJU3,
+    .port_name = "cenju3",
+    .protocol = RL_PROTO_CENJU3,
+    .irq_all = C3_IRQ_ALL,
+    .max_nodes = C3_MAX_NODES,
+    .port_ops = &c3_link_ops,
+    .event = c3_event,
+    .event_check = c3_event_check,
+    .realize = c3_realize,
+    .reaction_ns = c3_reaction_ns,
+    .unrealize = c3_unrealize,
+    .reset = c3_reset,
+};
+
 /* Defaults and their sources: docs/boards/cenju3.md, "Timing". */
 static const Property c3_properties[] = {
-    DEFINE_PROP_STRING("fabric", C3State, fabric),
-    DEFINE_PROP_UINT32("node", C3State, node, 0),
-    DEFINE_PROP_UINT32("network", C3State, network, 0),
     DEFINE_PROP_UINT64("reg-access-ns", C3State, reg_access_ns, 200),
     DEFINE_PROP_UINT64("dma-rate", C3State, dma_rate, 100000000),
     DEFINE_PROP_UINT64("req-setup-ns", C3State, req_setup_ns, 1000),
     DEFINE_PROP_UINT64("packet-setup-ns", C3State, packet_setup_ns, 400),
     DEFINE_PROP_UINT64("cache-op-ns", C3State, cache_op_ns, 200),
     DEFINE_PROP_UINT64("cache-line-ns", C3State, cache_line_ns, 40),
-    DEFINE_PROP_UINT64("start-us", C3State, start_us, 10000),
+    DEFINE_RL_BOARD_START_US(C3State, 10000),
 };
+
+static void c3_instance_init(Object *obj)
+{
+    RETROLINK_CENJU3(obj)->rl = rl_pci_board(obj);
+}
 
 static void c3_class_init(ObjectClass *klass, void *data)
 {
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
-
-    k->realize = c3_realize;
-    k->exit = c3_exit;
-    k->vendor_id = C3_PCI_VENDOR_ID;
-    k->device_id = C3_PCI_DEVICE_ID;
-    k->revision = C3_VERSION;
-    k->class_id = PCI_CLASS_NETWORK_OTHER;
-    dc->desc = "NEC Cenju-3 network interface on a retrolink multistage network";
-    dc->vmsd = &vmstate_c3;
-    device_class_set_legacy_reset(dc, c3_reset);
-    device_class_set_props(dc, c3_properties);
-    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+    rl_pci_board_class_set(klass, &c3_board_info, C3_PCI_VENDOR_ID, C3_PCI_DEVICE_ID,
+                           C3_VERSION,
+                           "NEC Cenju-3 network interface on a retrolink multistage network",
+                           &vmstate_c3);
+    device_class_set_props(DEVICE_CLASS(klass), c3_properties);
 }
+
+static const TypeInfo c3_info = {
+    .name = TYPE_RETROLINK_CENJU3,
+    .parent = TYPE_RL_PCI_BOARD,
+    .instance_size = sizeof(C3State),
+    .instance_init = c3_instance_init,
+    .class_init = c3_class_init,
+};
 
 static void c3_register_types(void)
 {
-    static InterfaceInfo interfaces[] = {
-        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
-        { },
-    };
-    static const TypeInfo c3_info = {
-        .name = TYPE_RETROLINK_CENJU3,
-        .parent = TYPE_PCI_DEVICE,
-        .instance_size = sizeof(C3State),
-        .class_init = c3_class_init,
-        .interfaces = interfaces,
-    };
-
     type_register_static(&c3_info);
 }
 

@@ -22,8 +22,7 @@
 #include "retrolink/regs/cenju3-regs.h"
 #include "retrolink/proto/cenju3.h"
 #include "hw/retrolink/core/rl-bus.h"
-#include "hw/retrolink/core/rl-link.h"
-#include "hw/retrolink/core/rl-sched.h"
+#include "hw/retrolink/core/rl-pci-board.h"
 
 #define TYPE_RETROLINK_CENJU3 "retrolink-cenju3"
 OBJECT_DECLARE_SIMPLE_TYPE(C3State, RETROLINK_CENJU3)
@@ -81,24 +80,21 @@ typedef struct C3Ev {
 } C3Ev;
 
 struct C3State {
-    PCIDevice parent_obj;
+    RlPciBoard parent_obj;
+    RlBoard *rl;                /* the board core: fabric, node, interrupts, events */
     MemoryRegion bar;
 
-    /* properties (docs/boards/cenju3.md, "Timing") */
-    char *fabric;
-    uint32_t node;
-    uint32_t network;
+    /* properties (docs/boards/cenju3.md, "Timing"; and the core's: fabric, node,
+     * network, start-us) */
     uint64_t reg_access_ns;     /* an uncached load or store across the PE's bus */
     uint64_t dma_rate;          /* the interface's DMA from and to PE memory, bytes/s */
     uint64_t req_setup_ns;      /* taking a request: read and check its descriptor */
     uint64_t packet_setup_ns;   /* each packet, each way */
     uint64_t cache_op_ns;       /* a cache operation's fixed cost */
     uint64_t cache_line_ns;     /* and per line it touches */
-    uint64_t start_us;          /* ENABLE until the interface is on the network */
 
-    /* guest-visible registers */
-    uint32_t ctrl, irq_status, irq_mask, error;
-    uint32_t nodes;
+    /* guest-visible registers (the interrupt registers are the core's) */
+    uint32_t ctrl, error;
     uint32_t req_base_lo, req_base_hi, req_size;
     uint32_t evq_base_lo, evq_base_hi, evq_size;
     uint32_t rxt_base_lo, rxt_base_hi, rxt_slots;
@@ -143,8 +139,6 @@ struct C3State {
     bool stalled;               /* in a stall episode (C3_STATUS_RX_STALLED) */
 
     RlBus bus;                  /* the PE's bus as the CPU's accesses see it */
-    RlSched sched;
-    RlPort *port;
 
     /* migration: the FIFO, linearized */
     C3Packet *vm_fifo;
@@ -162,8 +156,6 @@ static inline uint64_t c3_u64(uint32_t lo, uint32_t hi)
 }
 
 /* c3.c */
-void c3_raise(C3State *s, uint32_t cause);
-void c3_update_irq(C3State *s);
 bool c3_ready(C3State *s);
 bool c3_enabled(C3State *s);
 void c3_board_reset(C3State *s);

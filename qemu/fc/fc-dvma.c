@@ -3,7 +3,7 @@
  *
  * DVMA address A of a channel is byte A % FC_DVMA_PAGE of the page that entry
  * A / FC_DVMA_PAGE of the channel's table names. The table is in host memory
- * (8-byte little-endian entries at FC_CH_DVMA_LO/HI), read with pci_dma_read as
+ * (8-byte little-endian entries at FC_CH_DVMA_LO/HI), read by the board's DMA as
  * the adapter would. A request is checked whole, every entry it needs, before a
  * byte of data moves: an unmapped or read-only page anywhere refuses all of it.
  *
@@ -37,7 +37,7 @@ bool fc_dvma_map(FcState *s, FcChannel *ch, uint32_t addr, uint32_t len, bool wr
     }
     for (uint32_t i = 0; i < n; i++) {
         uint64_t e;
-        if (pci_dma_read(PCI_DEVICE(s), table + (first + i) * 8, &e, sizeof(e)) != MEMTX_OK) {
+        if (rl_board_dma_read(s->rl, table + (first + i) * 8, &e, sizeof(e)) != MEMTX_OK) {
             return false;       /* the table itself is not in memory */
         }
         e = le64_to_cpu(e);
@@ -64,7 +64,7 @@ static void fc_dvma_rw(FcState *s, const uint64_t *pages, uint32_t addr, uint32_
         dma_addr_t bus = pages[pos / FC_DVMA_PAGE] + in_page;
 
         /* a page that is not RAM reads as zeros and takes nothing, as on the bus */
-        if (pci_dma_rw(PCI_DEVICE(s), bus, p, n, dir, MEMTXATTRS_UNSPECIFIED) != MEMTX_OK &&
+        if (rl_board_dma_rw(s->rl, bus, p, n, dir == DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK &&
             dir == DMA_DIRECTION_TO_DEVICE) {
             memset(p, 0, n);
         }

@@ -22,7 +22,7 @@ static void fc_refused(FcState *s, const char *bar, hwaddr addr, unsigned size, 
                        const char *why)
 {
     qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: %u-byte %s at %s offset 0x%"
-                  HWADDR_PRIx " refused: %s\n", s->node, size, write ? "write" : "read",
+                  HWADDR_PRIx " refused: %s\n", s->rl->node, size, write ? "write" : "read",
                   bar, addr, why);
 }
 
@@ -31,7 +31,7 @@ static void fc_refused(FcState *s, const char *bar, hwaddr addr, unsigned size, 
 static void fc_ctrl_error(FcState *s, uint32_t err, const char *what)
 {
     qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: %s refused (FC_ERR %u)\n",
-                  s->node, what, err);
+                  s->rl->node, what, err);
     s->error = err;
 }
 
@@ -57,7 +57,7 @@ static void fc_channel_enable(FcState *s, uint32_t c, bool on)
             fc_tx_abort(s, c);
             fc_rx_abort(s, c);
             ch->ctrl = 0;
-            trace_retrolink_fc_channel(s->node, c, false, fc_now());
+            trace_retrolink_fc_channel(s->rl->node, c, false, fc_now());
         }
         return;
     }
@@ -78,7 +78,7 @@ static void fc_channel_enable(FcState *s, uint32_t c, bool on)
     ch->rx_next = 0;
     ch->rx_free = ch->rx_slots;
     ch->rx_host = 0;
-    trace_retrolink_fc_channel(s->node, c, true, fc_now());
+    trace_retrolink_fc_channel(s->rl->node, c, true, fc_now());
 }
 
 static void fc_adapter_ctrl(FcState *s, uint32_t val)
@@ -93,7 +93,7 @@ static void fc_adapter_ctrl(FcState *s, uint32_t val)
         }
     } else if (!(s->ctrl & FC_CTRL_ENABLE)) {
         /* link initialization and fabric login before it is READY */
-        s->ready_at = fc_now() + s->start_us * 1000;
+        s->ready_at = fc_now() + s->rl->start_us * 1000;
     }
     s->ctrl = val & FC_CTRL_ENABLE;
 }
@@ -161,15 +161,15 @@ static uint64_t fc_ctrl_read(void *opaque, hwaddr addr, unsigned size)
     switch (addr) {
     case FC_REG_ID: val = FC_ID_VALUE; break;
     case FC_REG_VERSION: val = 1; break;
-    case FC_REG_NODE_ID: val = s->node; break;
-    case FC_REG_NUM_NODES: val = s->nodes; break;
+    case FC_REG_NODE_ID: val = s->rl->node; break;
+    case FC_REG_NUM_NODES: val = s->rl->nodes; break;
     case FC_REG_CTRL: val = s->ctrl; break;
     case FC_REG_STATUS:
-        val = (s->port && rl_port_is_up(s->port) ? FC_STATUS_LINK_UP : 0) |
+        val = (s->rl->port && rl_port_is_up(s->rl->port) ? FC_STATUS_LINK_UP : 0) |
               (fc_ready(s) ? FC_STATUS_READY : 0);
         break;
-    case FC_REG_IRQ_STATUS: val = s->irq_status; break;
-    case FC_REG_IRQ_MASK: val = s->irq_mask; break;
+    case FC_REG_IRQ_STATUS: val = s->rl->irq_status; break;
+    case FC_REG_IRQ_MASK: val = s->rl->irq_mask; break;
     case FC_REG_MAC_LO: val = ldl_le_p(s->mac.a); break;
     case FC_REG_MAC_HI: val = lduw_le_p(s->mac.a + 4); break;
     case FC_REG_PEERS_UP: val = s->peers_up; break;
@@ -185,7 +185,7 @@ static uint64_t fc_ctrl_read(void *opaque, hwaddr addr, unsigned size)
         fc_refused(s, "control page", addr, size, false, "no such register");
         return 0;
     }
-    trace_retrolink_fc_reg_read(s->node, "ctrl", addr, val);
+    trace_retrolink_fc_reg_read(s->rl->node, "ctrl", addr, val);
     return val;
 }
 
@@ -200,18 +200,16 @@ static void fc_ctrl_write(void *opaque, hwaddr addr, uint64_t val64, unsigned si
         fc_refused(s, "control page", addr, size, true, "the registers are 32-bit");
         return;
     }
-    trace_retrolink_fc_reg_write(s->node, "ctrl", addr, val);
+    trace_retrolink_fc_reg_write(s->rl->node, "ctrl", addr, val);
     switch (addr) {
     case FC_REG_CTRL:
         fc_adapter_ctrl(s, val);
         break;
     case FC_REG_IRQ_STATUS:
-        s->irq_status &= ~val;
-        fc_update_irq(s);
+        rl_board_ack(s->rl, val);
         break;
     case FC_REG_IRQ_MASK:
-        s->irq_mask = val & FC_IRQ_ALL;
-        fc_update_irq(s);
+        rl_board_set_mask(s->rl, val);
         break;
     default:
         if (addr >= FC_CH_REG(0, 0) && addr < FC_CH_REG(FC_CHANNELS, 0)) {
@@ -241,8 +239,8 @@ static uint64_t fc_chan_read(void *opaque, hwaddr addr, unsigned size)
     }
     ch = &s->ch[c];
     switch (r) {
-    case FC_U_NODE_ID: val = s->node; break;
-    case FC_U_NUM_NODES: val = s->nodes; break;
+    case FC_U_NODE_ID: val = s->rl->node; break;
+    case FC_U_NUM_NODES: val = s->rl->nodes; break;
     case FC_U_TX_ADDR: val = ch->tx_addr; break;
     case FC_U_TX_LEN: val = ch->tx_len; break;
     case FC_U_TX_DEST: val = ch->tx_dest; break;
@@ -257,7 +255,7 @@ static uint64_t fc_chan_read(void *opaque, hwaddr addr, unsigned size)
         fc_refused(s, "channel page", addr, size, false, "write-only or unknown register");
         return 0;
     }
-    trace_retrolink_fc_reg_read(s->node, "chan", addr, val);
+    trace_retrolink_fc_reg_read(s->rl->node, "chan", addr, val);
     return val;
 }
 
@@ -291,7 +289,7 @@ static void fc_chan_write(void *opaque, hwaddr addr, uint64_t val64, unsigned si
         fc_refused(s, "channel page", addr, size, true, "the registers are 32-bit");
         return;
     }
-    trace_retrolink_fc_reg_write(s->node, "chan", addr, val);
+    trace_retrolink_fc_reg_write(s->rl->node, "chan", addr, val);
     switch (r) {
     case FC_U_TX_ADDR: ch->tx_addr = val; break;
     case FC_U_TX_LEN: ch->tx_len = val; break;

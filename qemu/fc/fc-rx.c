@@ -20,7 +20,7 @@
 
 static void fc_rx_drop(FcState *s, FcChannel *ch, FcFrame *f, const char *why)
 {
-    trace_retrolink_fc_rx_drop(s->node, f->peer, f->len, why, fc_now());
+    trace_retrolink_fc_rx_drop(s->rl->node, f->peer, f->len, why, fc_now());
     if (ch) {
         ch->rx_drops++;
     }
@@ -34,7 +34,7 @@ void fc_rx_arrive(FcState *s, FcFrame *f)
         return;
     }
     uint64_t end = rl_server_run(&s->rx_adapter, fc_now(), fc_adapter_ns(s, f->len));
-    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_RX_ADAPTED, 0, 0, f);
+    rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_RX_ADAPTED, 0, 0, f);
 }
 
 /* The bus addresses of ring slot j's bytes [0, FC_RX_PAYLOAD + len), writable; or false. */
@@ -60,7 +60,7 @@ void fc_rx_adapted(FcState *s, FcFrame *f)
     }
     if (!fc_rx_map(s, ch, ch->rx_next, f->len, f->pages)) {
         qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: channel %u: ring slot %u is "
-                      "not mapped writable in the DVMA table: frame dropped\n", s->node, c,
+                      "not mapped writable in the DVMA table: frame dropped\n", s->rl->node, c,
                       ch->rx_next);
         fc_rx_drop(s, ch, f, "slot not mapped");
         return;
@@ -70,7 +70,7 @@ void fc_rx_adapted(FcState *s, FcFrame *f)
     ch->rx_free--;
     uint64_t end = rl_server_run(&s->dma, fc_now(),
                                  rl_bytes_ns(FC_RX_PAYLOAD + f->len, s->dma_rate));
-    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_RX_DMA_DONE, c, ch->rx_gen, f);
+    rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_RX_DMA_DONE, c, ch->rx_gen, f);
 }
 
 void fc_rx_dma_done(FcState *s, uint32_t c, FcFrame *f)
@@ -90,11 +90,11 @@ void fc_rx_dma_done(FcState *s, uint32_t c, FcFrame *f)
     /* the flags word last: a reader that sees FC_RXS_VALID sees the whole frame */
     stl_le_p(hdr, FC_RXS_VALID | (uint32_t)f->wire.type << 8 | (uint32_t)f->wire.f_ctl << 16);
     fc_dvma_write(s, pages, addr, 0, hdr, 4);
-    trace_retrolink_fc_rx(s->node, c, f->slot, f->peer, f->len, fc_now());
+    trace_retrolink_fc_rx(s->rl->node, c, f->slot, f->peer, f->len, fc_now());
     ch->rx_host++;
     ch->rx_frames++;
     g_free(f);
-    fc_raise(s, FC_IRQ_RX(c));
+    rl_board_raise(s->rl, FC_IRQ_RX(c));
 }
 
 void fc_rx_release(FcState *s, uint32_t c, uint32_t n)
@@ -103,7 +103,7 @@ void fc_rx_release(FcState *s, uint32_t c, uint32_t n)
 
     if (!(ch->ctrl & FC_CH_ENABLE) || n > ch->rx_host) {
         qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: channel %u: RX_RELEASE %u "
-                      "refused: the host holds %u slots%s\n", s->node, c, n, ch->rx_host,
+                      "refused: the host holds %u slots%s\n", s->rl->node, c, n, ch->rx_host,
                       ch->ctrl & FC_CH_ENABLE ? "" : " (the channel is off)");
         return;
     }
@@ -127,7 +127,7 @@ void fc_rx_abort(FcState *s, uint32_t c)
 {
     FcChannel *ch = &s->ch[c];
 
-    rl_sched_filter(&s->sched, fc_keep_not_rx, &c);
+    rl_sched_filter(&s->rl->sched, fc_keep_not_rx, &c);
     ch->rx_gen++;
     ch->rx_next = 0;
     ch->rx_free = 0;

@@ -52,17 +52,17 @@ static void fc_tx_refuse(FcState *s, uint32_t c, const char *what, uint32_t err)
     FcChannel *ch = &s->ch[c];
 
     qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: channel %u: %s refused: %s\n",
-                  s->node, c, what,
+                  s->rl->node, c, what,
                   err == FC_ERR_WINDOW ? "the range is not wholly in the DVMA table" :
                   err == FC_ERR_LENGTH ? "bad length" :
                   err == FC_ERR_DEST ? "not a port of the network, or this port" :
                   err == FC_ERR_BUSY ? "a DMA send is in progress or the queue is full" :
                   err == FC_ERR_DISABLED ? "the adapter or the channel is not enabled" :
                   "the destination is unreachable");
-    trace_retrolink_fc_tx_refused(s->node, c, err, fc_now());
+    trace_retrolink_fc_tx_refused(s->rl->node, c, err, fc_now());
     ch->tx_status = err;
     ch->errors++;
-    fc_raise(s, FC_IRQ_ERROR(c));
+    rl_board_raise(s->rl, FC_IRQ_ERROR(c));
 }
 
 /* The checks every send makes, in fc-regs.h's order; FC_ERR_NONE if it may go. */
@@ -75,7 +75,7 @@ static uint32_t fc_tx_check(FcState *s, uint32_t c, uint32_t len, uint32_t min,
     if (len < min || len > max) {
         return FC_ERR_LENGTH;
     }
-    if (dest >= s->nodes || dest == s->node) {
+    if (dest >= s->rl->nodes || dest == s->rl->node) {
         return FC_ERR_DEST;
     }
     if (!fc_peer_up(s, dest)) {
@@ -97,7 +97,7 @@ static FcFrame *fc_frame_new(FcState *s, uint32_t c, uint32_t dest, uint32_t len
         .f_ctl = (off == 0 ? FC_FCTL_FIRST : 0) | (off + len == msg_len ? FC_FCTL_LAST : 0),
         .seq_id = s->ch[c].tx_seq & 0xff,
         .d_id = cpu_to_le32(dest),
-        .s_id = cpu_to_le32(s->node),
+        .s_id = cpu_to_le32(s->rl->node),
         .tag = cpu_to_le32(tag),
         .offset = cpu_to_le32(off),
         .msg_len = cpu_to_le32(msg_len),
@@ -111,7 +111,7 @@ static void fc_tx_adapter(FcState *s, uint32_t c, FcFrame *f, uint32_t k, uint64
     uint64_t end = rl_server_run(&s->tx_adapter, ready, fc_adapter_ns(s, f->len));
 
     s->txq_free_at[k] = end;
-    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_TX_OUT, c, s->ch[c].tx_gen, f);
+    rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_TX_OUT, c, s->ch[c].tx_gen, f);
 }
 
 /* Start the DMA of the send's next frame, once a buffer slot is free and at 'ready'. */
@@ -125,7 +125,7 @@ static void fc_tx_next_dma(FcState *s, uint32_t c, uint64_t ready)
 
     ch->tx_slot = k;
     s->txq_free_at[k] = RL_TIME_NEVER;      /* until the frame leaves the adapter */
-    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_TX_DMA_DONE, c, ch->tx_gen,
+    rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, FC_EV_TX_DMA_DONE, c, ch->tx_gen,
                  NULL);
 }
 
@@ -149,7 +149,7 @@ void fc_tx_go(FcState *s, uint32_t c, uint64_t bus_end)
         fc_tx_refuse(s, c, "DMA send", err);
         return;
     }
-    trace_retrolink_fc_tx_go(s->node, c, ch->tx_dest, ch->tx_addr, ch->tx_len, fc_now());
+    trace_retrolink_fc_tx_go(s->rl->node, c, ch->tx_dest, ch->tx_addr, ch->tx_len, fc_now());
     ch->tx_status = FC_ERR_NONE;
     ch->tx_active = true;
     ch->cur_addr = ch->tx_addr;
@@ -196,7 +196,7 @@ void fc_pio_send(FcState *s, uint32_t c, uint32_t val, uint64_t bus_end)
         fc_tx_refuse(s, c, "PIO send", err);
         return;
     }
-    trace_retrolink_fc_pio_send(s->node, c, dest, len, fc_now(), bus_end);
+    trace_retrolink_fc_pio_send(s->rl->node, c, dest, len, fc_now(), bus_end);
     ch->tx_status = FC_ERR_NONE;
     ch->tx_seq++;
     FcFrame *f = fc_frame_new(s, c, dest, len, 0, len, ch->pio_tag);
@@ -212,15 +212,15 @@ void fc_tx_out(FcState *s, uint32_t c, FcFrame *f)
 
     memcpy(buf, &f->wire, sizeof(FcWire));
     memcpy(buf + sizeof(FcWire), f->data, f->len);
-    trace_retrolink_fc_frame_out(s->node, c, f->peer, f->len, le32_to_cpu(f->wire.offset),
+    trace_retrolink_fc_frame_out(s->rl->node, c, f->peer, f->len, le32_to_cpu(f->wire.offset),
                                  fc_now());
-    if (s->port) {
-        rl_port_send(s->port, fc_now(), f->peer, 0, buf, size);
+    if (s->rl->port) {
+        rl_port_send(s->rl->port, fc_now(), f->peer, 0, buf, size);
     }
     ch->tx_frames++;
     if (f->last) {
         ch->tx_done++;
-        fc_raise(s, FC_IRQ_TXDONE(c));
+        rl_board_raise(s->rl, FC_IRQ_TXDONE(c));
     }
     g_free(f);
 }
@@ -245,10 +245,10 @@ void fc_tx_abort(FcState *s, uint32_t c)
 {
     FcChannel *ch = &s->ch[c];
 
-    rl_sched_filter(&s->sched, fc_keep_not_tx, &c);
+    rl_sched_filter(&s->rl->sched, fc_keep_not_tx, &c);
     if (ch->tx_active) {
         s->txq_free_at[ch->tx_slot] = fc_now();
-        trace_retrolink_fc_tx_abort(s->node, c, ch->tx_off, ch->cur_len, fc_now());
+        trace_retrolink_fc_tx_abort(s->rl->node, c, ch->tx_off, ch->cur_len, fc_now());
     }
     ch->tx_active = false;
     ch->tx_gen++;

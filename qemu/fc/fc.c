@@ -24,34 +24,11 @@
 #include "fc.h"
 #include "hw/retrolink/trace.h"
 
-/* ---- interrupts ------------------------------------------------------------- */
-
-void fc_update_irq(FcState *s)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    if (!msi_enabled(pdev)) {
-        pci_set_irq(pdev, (s->irq_status & s->irq_mask) != 0);
-    }
-}
-
-void fc_raise(FcState *s, uint32_t cause)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    s->irq_status |= cause;
-    if (cause & s->irq_mask) {
-        if (msi_enabled(pdev)) {
-            msi_notify(pdev, 0);
-        } else {
-            fc_update_irq(s);
-        }
-    }
-}
+/* ---- state ------------------------------------------------------------------- */
 
 bool fc_peer_up(FcState *s, uint32_t peer)
 {
-    return peer < 32 ? (s->peers_up >> peer) & 1 : s->port && rl_port_is_up(s->port);
+    return peer < 32 ? (s->peers_up >> peer) & 1 : s->rl->port && rl_port_is_up(s->rl->port);
 }
 
 /* Enabled and logged in to the fabric: takes sends and frames, channels may be enabled. */
@@ -72,8 +49,8 @@ static void fc_link_event(FcState *s, uint32_t peer, bool up)
     if (peer < 32) {
         s->peers_up = up ? s->peers_up | (1u << peer) : s->peers_up & ~(1u << peer);
     }
-    trace_retrolink_fc_peer(s->node, peer, up, fc_now());
-    fc_raise(s, FC_IRQ_LINK);
+    trace_retrolink_fc_peer(s->rl->node, peer, up, fc_now());
+    rl_board_raise(s->rl, FC_IRQ_LINK);
 }
 
 static void fc_event(void *opaque, RlEvent *ev)
@@ -123,30 +100,30 @@ static void fc_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
     if (len < sizeof(w)) {
         /* the fabric's (or the peer board's) fault, not this guest's */
         warn_report("retrolink-fc node %u: the fabric delivered a short frame from node %u "
-                    "(%u bytes)", s->node, src, len);
+                    "(%u bytes)", s->rl->node, src, len);
         return;
     }
     memcpy(&w, data, sizeof(w));
     uint32_t payload = len - sizeof(w);
     if (payload > FC_MAX_PAYLOAD || (w.type != FC_TYPE_IP && w.type != FC_TYPE_USER)) {
         warn_report("retrolink-fc node %u: the fabric delivered a malformed frame from "
-                    "node %u (TYPE 0x%x, %u payload bytes)", s->node, src, w.type, payload);
+                    "node %u (TYPE 0x%x, %u payload bytes)", s->rl->node, src, w.type, payload);
         return;
     }
-    trace_retrolink_fc_frame_in(s->node, src, w.type, payload, at);
+    trace_retrolink_fc_frame_in(s->rl->node, src, w.type, payload, at);
     FcFrame *f = g_malloc0(sizeof(FcFrame) + payload);
     f->peer = src;
     f->len = payload;
     f->wire = w;
     memcpy(f->data, data + sizeof(w), payload);
-    rl_sched_add(&s->sched, at, RL_EV_CLASS_FRAME, seq, FC_EV_ARRIVE, 0, 0, f);
+    rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_FRAME, seq, FC_EV_ARRIVE, 0, 0, f);
 }
 
 static void fc_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 {
     FcState *s = opaque;
 
-    rl_sched_add(&s->sched, at, RL_EV_CLASS_LINK, peer, FC_EV_LINK,
+    rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_LINK, peer, FC_EV_LINK,
                  (peer & 0x7fffffff) | ((uint32_t)up << 31), 0, NULL);
 }
 
@@ -168,11 +145,11 @@ static uint64_t fc_promise(void *opaque, uint64_t now, uint64_t guest_ns)
         /* an adapter not yet on the link sends nothing before its start is over: so
          * the nodes boot (no driver has enabled it) with long grants */
         uint64_t go = s->ctrl & FC_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
-                                               : guest_ns + s->start_us * 1000;
+                                               : guest_ns + s->rl->start_us * 1000;
         p = go + rl_bytes_ns(4, s->pio_rate) + s->frame_setup_ns;
     }
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->sched, i);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         switch (ev->kind) {
         case FC_EV_TX_OUT:
             p = MIN(p, ev->time);
@@ -190,9 +167,9 @@ static void fc_link_welcome(void *opaque, uint32_t nodes)
 {
     FcState *s = opaque;
 
-    s->nodes = nodes;
-    for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
-        if (p != s->node) {
+    s->rl->nodes = nodes;
+    for (uint32_t p = 0; p < MIN(s->rl->nodes, 32u); p++) {
+        if (p != s->rl->node) {
             s->peers_up |= 1u << p;
         }
     }
@@ -211,8 +188,10 @@ static const RlPortOps fc_link_ops = {
  * counted there), the guest's 4-byte PIO store that sends, and the transmit stage of
  * an empty frame.
  */
-static uint64_t fc_reaction_ns(FcState *s)
+static uint64_t fc_reaction_ns(void *dev)
 {
+    FcState *s = dev;
+
     return 2 * s->frame_setup_ns + rl_bytes_ns(4, s->pio_rate);
 }
 
@@ -245,12 +224,12 @@ void fc_board_reset(FcState *s)
         ch->tx_gen = tx_gen;
         ch->rx_gen = rx_gen;
     }
-    rl_sched_filter(&s->sched, fc_keep_link_events, s);
-    s->ctrl = s->irq_status = s->irq_mask = s->error = 0;
+    rl_sched_filter(&s->rl->sched, fc_keep_link_events, s);
+    s->ctrl = s->rl->irq_status = s->rl->irq_mask = s->error = 0;
     s->ready_at = 0;
     s->dma.free_at = s->tx_adapter.free_at = s->rx_adapter.free_at = 0;
     memset(s->txq_free_at, 0, sizeof(s->txq_free_at));
-    fc_update_irq(s);
+    rl_board_update_irq(s->rl);
 }
 
 /* ---- migration --------------------------------------------------------------- */
@@ -285,8 +264,8 @@ static int fc_pre_save(void *opaque)
                                    s->ch[c].tx_off, s->ch[c].cur_len);
         }
     }
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->sched, i);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         if (ev->kind != FC_EV_LINK) {
             FcFrame *f = ev->ptr;
             g_string_append_printf(what, "; a frame %s node %u in the adapter until %"
@@ -300,7 +279,7 @@ static int fc_pre_save(void *opaque)
     }
     if (what->len) {
         error_report("retrolink-fc node %u: cannot save the adapter with work in flight%s",
-                     s->node, what->str);
+                     s->rl->node, what->str);
         return -EINVAL;
     }
     return 0;
@@ -313,20 +292,8 @@ static int fc_pre_load(void *opaque)
     for (uint32_t c = 0; c < FC_CHANNELS; c++) {
         fc_tx_abort(s, c);
     }
-    rl_sched_filter(&s->sched, fc_drop_event, s);
+    rl_sched_filter(&s->rl->sched, fc_drop_event, s);
     return 0;
-}
-
-static int G_GNUC_PRINTF(2, 3) fc_refuse(FcState *s, const char *fmt, ...)
-{
-    g_autofree char *what = NULL;
-    va_list ap;
-
-    va_start(ap, fmt);
-    what = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    error_report("retrolink-fc node %u: the stream's %s", s->node, what);
-    return -EINVAL;
 }
 
 static int fc_post_load(void *opaque, int version_id)
@@ -334,44 +301,37 @@ static int fc_post_load(void *opaque, int version_id)
     FcState *s = opaque;
 
     if (s->ctrl & ~FC_CTRL_ENABLE) {
-        return fc_refuse(s, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
-    }
-    if ((s->irq_status | s->irq_mask) & ~FC_IRQ_ALL) {
-        return fc_refuse(s, "irq_status 0x%x or irq_mask 0x%x has bits of no cause",
-                         s->irq_status, s->irq_mask);
+        return rl_board_refuse(s->rl, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
     }
     if (s->error > FC_ERR_CONFIG) {
-        return fc_refuse(s, "error %u is not an FC_ERR_*", s->error);
-    }
-    if (s->nodes < 1 || s->nodes > RL_MAX_NODES) {
-        return fc_refuse(s, "nodes %u is not 1..%d", s->nodes, RL_MAX_NODES);
+        return rl_board_refuse(s->rl, "error %u is not an FC_ERR_*", s->error);
     }
     for (uint32_t c = 0; c < FC_CHANNELS; c++) {
         FcChannel *ch = &s->ch[c];
         if (ch->ctrl & ~FC_CH_ENABLE) {
-            return fc_refuse(s, "channel %u ctrl 0x%x has bits other than ENABLE", c,
+            return rl_board_refuse(s->rl, "channel %u ctrl 0x%x has bits other than ENABLE", c,
                              ch->ctrl);
         }
         if (ch->tx_status > FC_ERR_CONFIG) {
-            return fc_refuse(s, "channel %u tx_status %u is not an FC_ERR_*", c,
+            return rl_board_refuse(s->rl, "channel %u tx_status %u is not an FC_ERR_*", c,
                              ch->tx_status);
         }
         if (ch->ctrl & FC_CH_ENABLE) {
             /* what an enabled channel was checked for, and its ring's indexes */
             if (ch->dvma_pages == 0 || ch->dvma_pages > FC_DVMA_MAX_PAGES ||
                 ch->rx_slots == 0 || ch->rx_slots > FC_RX_MAX_SLOTS) {
-                return fc_refuse(s, "channel %u is enabled with %u DVMA pages and %u ring "
+                return rl_board_refuse(s->rl, "channel %u is enabled with %u DVMA pages and %u ring "
                                  "slots, not 1..%d and 1..%d", c, ch->dvma_pages,
                                  ch->rx_slots, FC_DVMA_MAX_PAGES, FC_RX_MAX_SLOTS);
             }
             if (ch->rx_next >= ch->rx_slots || ch->rx_free > ch->rx_slots ||
                 ch->rx_host > ch->rx_slots - ch->rx_free) {
-                return fc_refuse(s, "channel %u ring has next %u, free %u, host %u for %u "
+                return rl_board_refuse(s->rl, "channel %u ring has next %u, free %u, host %u for %u "
                                  "slots", c, ch->rx_next, ch->rx_free, ch->rx_host,
                                  ch->rx_slots);
             }
         } else if (ch->rx_next || ch->rx_free || ch->rx_host) {
-            return fc_refuse(s, "channel %u is off but its ring has next %u, free %u, "
+            return rl_board_refuse(s->rl, "channel %u is off but its ring has next %u, free %u, "
                              "host %u", c, ch->rx_next, ch->rx_free, ch->rx_host);
         }
     }
@@ -419,121 +379,92 @@ static const VMStateDescription vmstate_fc = {
     .pre_load = fc_pre_load,
     .post_load = fc_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_PCI_DEVICE(parent_obj, FcState),
+        VMSTATE_RL_PCI_BOARD(FcState),
         VMSTATE_UINT32(ctrl, FcState),
         VMSTATE_UINT64(ready_at, FcState),
-        VMSTATE_UINT32(irq_status, FcState),
-        VMSTATE_UINT32(irq_mask, FcState),
         VMSTATE_UINT32(error, FcState),
         VMSTATE_UINT32(peers_up, FcState),
-        VMSTATE_UINT32(nodes, FcState),
         VMSTATE_STRUCT_ARRAY(ch, FcState, FC_CHANNELS, 1, vmstate_fc_channel, FcChannel),
         VMSTATE_RL_BUS(bus, FcState),
         VMSTATE_RL_SERVER(dma, FcState),
         VMSTATE_RL_SERVER(tx_adapter, FcState),
         VMSTATE_RL_SERVER(rx_adapter, FcState),
         VMSTATE_UINT64_ARRAY(txq_free_at, FcState, FC_TXQ_MAX),
-        VMSTATE_RL_SCHED(sched, FcState),
         VMSTATE_END_OF_LIST()
     },
 };
 
 /* ---- QOM ------------------------------------------------------------------- */
 
-/*
- * Realize takes its steps in order and, when one fails, undoes the ones before it in
- * reverse (the PCI core unregisters the BARs, the object owns the memory regions).
- */
-static void fc_realize(PCIDevice *pdev, Error **errp)
+/* Its own part of realize (rl-board.h): the properties, the two BARs, the SBus. */
+static bool fc_realize(void *dev, Error **errp)
 {
-    ERRP_GUARD();
-    FcState *s = RETROLINK_FC(pdev);
+    FcState *s = dev;
 
     if (!s->dma_rate || !s->pio_rate || !s->adapter_rate) {
         error_setg(errp, "retrolink-fc: dma-rate, pio-rate and adapter-rate must be > 0 "
                    "(bytes per second)");
-        return;
+        return false;
     }
     if (s->dma_rate > 1000000000000ull || s->pio_rate > 1000000000000ull ||
         s->adapter_rate > 1000000000000ull) {
         error_setg(errp, "retrolink-fc: rates must be at most 10^12 bytes per second");
-        return;
+        return false;
     }
     if (s->txq_frames < 1 || s->txq_frames > FC_TXQ_MAX) {
         error_setg(errp, "retrolink-fc: tx-queue-frames must be 1..%d", FC_TXQ_MAX);
-        return;
+        return false;
     }
-    if (s->send_setup_ns > 1000000000 || s->frame_setup_ns > 1000000000 ||
-        s->start_us > 60000000) {
+    if (s->send_setup_ns > 1000000000 || s->frame_setup_ns > 1000000000) {
         error_setg(errp, "retrolink-fc: send-setup-ns and frame-setup-ns must be at most "
-                   "1 s, start-us at most 60 s");
-        return;
-    }
-
-    pci_config_set_interrupt_pin(pdev->config, 1);
-    if (msi_init(pdev, 0, 1, true, false, errp)) {
-        error_prepend(errp, "retrolink-fc: ");
-        return;
+                   "1 s");
+        return false;
     }
     memory_region_init_io(&s->ctrl_bar, OBJECT(s), &fc_ctrl_ops, s, "retrolink-fc-ctrl",
                           FC_CTRL_PAGE_SIZE);
-    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->ctrl_bar);
+    s->rl->bar[0] = &s->ctrl_bar;
     memory_region_init_io(&s->chan_bar, OBJECT(s), &fc_chan_ops, s, "retrolink-fc-chan",
                           FC_CHANNELS * FC_CHAN_PAGE_SIZE);
-    pci_register_bar(pdev, 2, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->chan_bar);
+    s->rl->bar[2] = &s->chan_bar;
     rl_bus_init(&s->bus, s->pio_rate);
-    rl_sched_init(&s->sched, fc_event, s);
-    char owner[64];
-    snprintf(owner, sizeof(owner), "retrolink-fc node %u", s->node);
-    rl_sched_set_check(&s->sched, owner, fc_event_check);
-
-    if (!s->fabric) {
-        s->nodes = 1;           /* a lone adapter: every destination fails */
-        return;
-    }
-    char name[RL_NAME_LEN];
-    snprintf(name, sizeof(name), "fc-node%u", s->node);
-    s->port = rl_port_attach(s->fabric, s->node, s->network, RL_PROTO_FC, name,
-                             fc_reaction_ns(s), &fc_link_ops, s, errp);
-    if (!s->port) {
-        error_prepend(errp, "retrolink-fc: ");
-        goto fail_sched;
-    }
-    return;
-
-fail_sched:
-    rl_sched_destroy(&s->sched);
-    rl_bus_destroy(&s->bus);
-    msi_uninit(pdev);
+    return true;
 }
 
-static void fc_exit(PCIDevice *pdev)
+static void fc_unrealize(void *dev)
 {
-    FcState *s = RETROLINK_FC(pdev);
+    FcState *s = dev;
 
-    rl_port_close(s->port);
-    s->port = NULL;
     fc_board_reset(s);
-    rl_sched_filter(&s->sched, fc_drop_event, s);
-    rl_sched_destroy(&s->sched);
+    rl_sched_filter(&s->rl->sched, fc_drop_event, s);
     rl_bus_destroy(&s->bus);
-    msi_uninit(pdev);
 }
 
-static void fc_reset(DeviceState *dev)
+static void fc_reset(void *dev)
 {
-    FcState *s = RETROLINK_FC(dev);
+    FcState *s = dev;
 
     fc_board_reset(s);
     rl_bus_release(&s->bus);
     s->bus.free_at = 0;
 }
 
+static const RlBoardInfo fc_board_info = {
+    .name = TYPE_RETROLINK_FC,
+    .port_name = "fc",
+    .protocol = RL_PROTO_FC,
+    .irq_all = FC_IRQ_ALL,
+    .max_nodes = RL_MAX_NODES,
+    .port_ops = &fc_link_ops,
+    .event = fc_event,
+    .event_check = fc_event_check,
+    .realize = fc_realize,
+    .reaction_ns = fc_reaction_ns,
+    .unrealize = fc_unrealize,
+    .reset = fc_reset,
+};
+
 /* Defaults and their sources: docs/boards/fc.md, "Timing"; puma-iii.md. */
 static const Property fc_properties[] = {
-    DEFINE_PROP_STRING("fabric", FcState, fabric),
-    DEFINE_PROP_UINT32("node", FcState, node, 0),
-    DEFINE_PROP_UINT32("network", FcState, network, 0),
     DEFINE_PROP_MACADDR("mac", FcState, mac),
     DEFINE_PROP_UINT64("dma-rate", FcState, dma_rate, 61000000),
     DEFINE_PROP_UINT64("pio-rate", FcState, pio_rate, 20000000),
@@ -541,41 +472,32 @@ static const Property fc_properties[] = {
     DEFINE_PROP_UINT64("send-setup-ns", FcState, send_setup_ns, 500),
     DEFINE_PROP_UINT64("frame-setup-ns", FcState, frame_setup_ns, 200),
     DEFINE_PROP_UINT32("tx-queue-frames", FcState, txq_frames, 2),
-    DEFINE_PROP_UINT64("start-us", FcState, start_us, 10000),
+    DEFINE_RL_BOARD_START_US(FcState, 10000),
 };
+
+static void fc_instance_init(Object *obj)
+{
+    RETROLINK_FC(obj)->rl = rl_pci_board(obj);
+}
 
 static void fc_class_init(ObjectClass *klass, void *data)
 {
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
-
-    k->realize = fc_realize;
-    k->exit = fc_exit;
-    k->vendor_id = FC_PCI_VENDOR_ID;
-    k->device_id = FC_PCI_DEVICE_ID;
-    k->revision = 1;
-    k->class_id = PCI_CLASS_NETWORK_OTHER;
-    dc->desc = "PUMA-III Fibre Channel adapter on a retrolink FC network";
-    dc->vmsd = &vmstate_fc;
-    device_class_set_legacy_reset(dc, fc_reset);
-    device_class_set_props(dc, fc_properties);
-    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+    rl_pci_board_class_set(klass, &fc_board_info, FC_PCI_VENDOR_ID, FC_PCI_DEVICE_ID, 1,
+                           "PUMA-III Fibre Channel adapter on a retrolink FC network",
+                           &vmstate_fc);
+    device_class_set_props(DEVICE_CLASS(klass), fc_properties);
 }
+
+static const TypeInfo fc_info = {
+    .name = TYPE_RETROLINK_FC,
+    .parent = TYPE_RL_PCI_BOARD,
+    .instance_size = sizeof(FcState),
+    .instance_init = fc_instance_init,
+    .class_init = fc_class_init,
+};
 
 static void fc_register_types(void)
 {
-    static InterfaceInfo interfaces[] = {
-        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
-        { },
-    };
-    static const TypeInfo fc_info = {
-        .name = TYPE_RETROLINK_FC,
-        .parent = TYPE_PCI_DEVICE,
-        .instance_size = sizeof(FcState),
-        .class_init = fc_class_init,
-        .interfaces = interfaces,
-    };
-
     type_register_static(&fc_info);
 }
 

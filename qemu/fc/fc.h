@@ -22,8 +22,7 @@
 #include "retrolink/regs/fc-regs.h"
 #include "retrolink/proto/fc.h"
 #include "hw/retrolink/core/rl-bus.h"
-#include "hw/retrolink/core/rl-link.h"
-#include "hw/retrolink/core/rl-sched.h"
+#include "hw/retrolink/core/rl-pci-board.h"
 
 #define TYPE_RETROLINK_FC "retrolink-fc"
 OBJECT_DECLARE_SIMPLE_TYPE(FcState, RETROLINK_FC)
@@ -83,14 +82,12 @@ typedef struct FcChannel {
 } FcChannel;
 
 struct FcState {
-    PCIDevice parent_obj;
+    RlPciBoard parent_obj;
+    RlBoard *rl;                /* the board core: fabric, node, interrupts, events */
     MemoryRegion ctrl_bar;
     MemoryRegion chan_bar;
 
-    /* properties */
-    char *fabric;
-    uint32_t node;
-    uint32_t network;
+    /* properties (and the core's: fabric, node, network, start-us) */
     MACAddr mac;
     uint64_t dma_rate;          /* SBus DMA, bytes/s */
     uint64_t pio_rate;          /* SBus programmed I/O, bytes/s */
@@ -98,13 +95,11 @@ struct FcState {
     uint64_t send_setup_ns;     /* a DMA send: command to the first DMA */
     uint64_t frame_setup_ns;    /* each frame in the adapter (either way) */
     uint32_t txq_frames;        /* the transmit buffer, in frames */
-    uint64_t start_us;          /* ENABLE to READY: link initialization and login */
 
-    /* guest-visible state */
-    uint32_t ctrl, irq_status, irq_mask, error;
+    /* guest-visible state (the interrupt registers are the core's) */
+    uint32_t ctrl, error;
     uint64_t ready_at;          /* enabled: on the link from then on (FC_STATUS_READY) */
     uint32_t peers_up;
-    uint32_t nodes;
     FcChannel ch[FC_CHANNELS];
 
     /* the adapter's resources (docs/boards/fc.md, "Timing") */
@@ -113,9 +108,6 @@ struct FcState {
     RlServer tx_adapter;        /* the adapter's transmit stage */
     RlServer rx_adapter;        /* its receive stage (FC is full duplex) */
     uint64_t txq_free_at[FC_TXQ_MAX];   /* each transmit buffer slot is free again */
-
-    RlSched sched;
-    RlPort *port;
 };
 
 static inline uint64_t fc_now(void)
@@ -124,8 +116,6 @@ static inline uint64_t fc_now(void)
 }
 
 /* fc.c */
-void fc_raise(FcState *s, uint32_t cause);
-void fc_update_irq(FcState *s);
 bool fc_peer_up(FcState *s, uint32_t peer);
 bool fc_ready(FcState *s);
 void fc_board_reset(FcState *s);

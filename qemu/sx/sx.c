@@ -31,8 +31,7 @@
 
 #include "retrolink/regs/sx-regs.h"
 #include "retrolink/proto/sx.h"
-#include "hw/retrolink/core/rl-link.h"
-#include "hw/retrolink/core/rl-sched.h"
+#include "hw/retrolink/core/rl-pci-board.h"
 #include "hw/retrolink/trace.h"
 
 #define TYPE_RETROLINK_SX "retrolink-sx"
@@ -71,21 +70,20 @@ enum SxRxState { SX_RX_FREE, SX_RX_DMA, SX_RX_HOST };
 
 #define SX_TXC_DEPTH  (SX_TX_SLOTS * 4)
 
+#define SX_IRQ_ALL    (SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK)
+
 struct SxState {
-    PCIDevice parent_obj;
+    RlPciBoard parent_obj;
+    RlBoard *rl;                        /* the board core: fabric, node, interrupts, events */
     MemoryRegion regs;
     MemoryRegion window;
     uint8_t *win;                       /* host pointer to the window RAM */
 
-    /* properties */
-    char *fabric;
-    uint32_t node;
-    uint32_t network;                   /* the fabric network its port joins */
+    /* properties (and the core's: fabric, node, network, start-us) */
     char *sxm_mips_str;
     uint64_t send_insns, recv_insns, confirm_insns;
     uint32_t confirm_bytes;
     uint64_t confirm_timeout_us;
-    uint64_t start_us;
     uint32_t bus_channels;
     uint64_t bus_rate;
 
@@ -94,7 +92,7 @@ struct SxState {
     uint64_t send_ns, recv_ns, confirm_ns, start_ns;
 
     /* guest-visible state (in VMState, as is everything below but 'waiting' and 'port') */
-    uint32_t ctrl, irq_status, irq_mask, error;
+    uint32_t ctrl, error;
     uint64_t ready_at;                  /* the SXM has started (valid while enabled) */
     uint32_t peers_up;
     uint32_t tx_msgs, rx_msgs, tx_errors, bad_doorbells;
@@ -111,11 +109,8 @@ struct SxState {
     uint8_t tx_data[SX_TX_SLOTS][SX_MAX_MSG];
     SxWire tx_wire[SX_TX_SLOTS];
     GQueue waiting;                     /* received SxMsg waiting for a free rx slot */
-    RlSched sched;
     RlServer cpu;
     RlChannels bus;
-    RlPort *port;
-    uint32_t nodes;
 };
 
 /* ---- interrupts and FIFOs ---------------------------------------------------- */
@@ -142,29 +137,6 @@ static uint32_t sx_fifo_pop(const uint32_t *fifo, uint32_t *head, uint32_t *coun
     return v;
 }
 
-static void sx_update_irq(SxState *s)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    if (!msi_enabled(pdev)) {
-        pci_set_irq(pdev, (s->irq_status & s->irq_mask) != 0);
-    }
-}
-
-static void sx_raise(SxState *s, uint32_t cause)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    s->irq_status |= cause;
-    if (cause & s->irq_mask) {
-        if (msi_enabled(pdev)) {
-            msi_notify(pdev, 0);
-        } else {
-            sx_update_irq(s);
-        }
-    }
-}
-
 static uint64_t sx_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -172,7 +144,7 @@ static uint64_t sx_now(void)
 
 static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
 {
-    trace_retrolink_sx_tx_complete(s->node, slot, status, sx_now());
+    trace_retrolink_sx_tx_complete(s->rl->node, slot, status, sx_now());
     s->tx_state[slot] = SX_TX_IDLE;
     s->tx_gen[slot]++;
     if (status == SX_ERR_NONE) {
@@ -183,20 +155,20 @@ static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
     /* depth > slots, and a slot completes once per doorbell: never overflows */
     sx_fifo_push(s->txc_fifo, s->txc_head, &s->txc_count, SX_TXC_DEPTH,
                  SX_TXC_VALID | slot | (status << 8));
-    sx_raise(s, SX_IRQ_TXDONE);
+    rl_board_raise(s->rl, SX_IRQ_TXDONE);
 }
 
 static void sx_bad_doorbell(SxState *s, uint32_t err)
 {
-    trace_retrolink_sx_bad_doorbell(s->node, err);
+    trace_retrolink_sx_bad_doorbell(s->rl->node, err);
     s->bad_doorbells++;
     s->error = err;
-    sx_raise(s, SX_IRQ_ERROR);
+    rl_board_raise(s->rl, SX_IRQ_ERROR);
 }
 
 static bool sx_peer_up(SxState *s, uint32_t peer)
 {
-    return peer < 32 ? (s->peers_up >> peer) & 1 : s->port && rl_port_is_up(s->port);
+    return peer < 32 ? (s->peers_up >> peer) & 1 : s->rl->port && rl_port_is_up(s->rl->port);
 }
 
 /* Enabled and started: takes doorbells and messages. */
@@ -222,7 +194,7 @@ static void sx_cpu_job(SxState *s, enum SxJobKind kind, uint32_t slot, SxMsg *ms
     job->gen = slot < SX_TX_SLOTS ? s->tx_gen[slot] : 0;
     job->msg = msg;
     uint64_t end = rl_server_run(&s->cpu, sx_now(), cost);
-    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_CPU_DONE, slot,
+    rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_CPU_DONE, slot,
                  job->gen, job);
 }
 
@@ -239,7 +211,7 @@ static void sx_place(SxState *s)
         SxMsg *m = g_queue_pop_head(&s->waiting);
         s->rx_state[j] = SX_RX_DMA;
         uint64_t end = rl_channels_run(&s->bus, sx_now(), rl_bytes_ns(m->len, s->bus_rate));
-        rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_RX_BUS_DONE, j, 0, m);
+        rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_RX_BUS_DONE, j, 0, m);
     }
 }
 
@@ -251,8 +223,8 @@ static void sx_send_confirm(SxState *s, const SxMsg *m)
     uint32_t len = MAX(s->confirm_bytes, (uint32_t)sizeof(w));
 
     memcpy(buf, &w, sizeof(w));
-    trace_retrolink_sx_frame_out(s->node, m->src, w.type, MIN(len, sizeof(buf)), sx_now());
-    rl_port_send(s->port, sx_now(), m->src, 0, buf, MIN(len, sizeof(buf)));
+    trace_retrolink_sx_frame_out(s->rl->node, m->src, w.type, MIN(len, sizeof(buf)), sx_now());
+    rl_port_send(s->rl->port, sx_now(), m->src, 0, buf, MIN(len, sizeof(buf)));
 }
 
 static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
@@ -265,10 +237,10 @@ static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
     s->rx_state[j] = SX_RX_HOST;
     sx_fifo_push(s->rxp_fifo, s->rxp_head, &s->rxp_count, SX_RX_SLOTS, SX_RXP_VALID | j);
     s->rx_msgs++;
-    trace_retrolink_sx_rx(s->node, j, m->src, m->len, sx_now());
+    trace_retrolink_sx_rx(s->rl->node, j, m->src, m->len, sx_now());
     sx_send_confirm(s, m);
     g_free(m);
-    sx_raise(s, SX_IRQ_RX);
+    rl_board_raise(s->rl, SX_IRQ_RX);
 }
 
 static void sx_cpu_done(SxState *s, SxJob *job)
@@ -288,12 +260,12 @@ static void sx_cpu_done(SxState *s, SxJob *job)
         uint8_t *buf = g_malloc(sizeof(SxWire) + SX_MAX_MSG);
         memcpy(buf, &s->tx_wire[slot], sizeof(SxWire));
         memcpy(buf + sizeof(SxWire), s->tx_data[slot], s->tx_wire[slot].len);
-        trace_retrolink_sx_frame_out(s->node, dst, SX_WIRE_MSG,
+        trace_retrolink_sx_frame_out(s->rl->node, dst, SX_WIRE_MSG,
                                      sizeof(SxWire) + s->tx_wire[slot].len, sx_now());
-        rl_port_send(s->port, sx_now(), dst, 0, buf, sizeof(SxWire) + s->tx_wire[slot].len);
+        rl_port_send(s->rl->port, sx_now(), dst, 0, buf, sizeof(SxWire) + s->tx_wire[slot].len);
         g_free(buf);
         s->tx_state[slot] = SX_TX_AWAIT_CONFIRM;
-        rl_sched_add(&s->sched, sx_now() + s->confirm_timeout_us * 1000,
+        rl_sched_add(&s->rl->sched, sx_now() + s->confirm_timeout_us * 1000,
                      RL_EV_CLASS_INTERNAL, 0, SX_EV_TIMEOUT, slot, job->gen, NULL);
         break;
     }
@@ -344,7 +316,7 @@ static void sx_link_event(SxState *s, uint32_t peer, bool up)
             }
         }
     }
-    sx_raise(s, SX_IRQ_LINK);
+    rl_board_raise(s->rl, SX_IRQ_LINK);
 }
 
 static void sx_event(void *opaque, RlEvent *ev)
@@ -388,7 +360,7 @@ static void sx_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
     if (len < sizeof(w)) {
         /* the fabric's (or the peer board's) fault, not this guest's */
         warn_report("retrolink-sx node %u: the fabric delivered a short frame from node %u "
-                    "(%u bytes)", s->node, src, len);
+                    "(%u bytes)", s->rl->node, src, len);
         return;
     }
     memcpy(&w, data, sizeof(w));
@@ -396,25 +368,25 @@ static void sx_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
     if ((w.type == SX_WIRE_MSG && (w.len != payload || w.len > SX_MAX_MSG)) ||
         (w.type != SX_WIRE_MSG && w.type != SX_WIRE_CONFIRM)) {
         warn_report("retrolink-sx node %u: the fabric delivered a malformed frame from "
-                    "node %u (type %u, length %u for %u bytes)", s->node, src, w.type, w.len,
+                    "node %u (type %u, length %u for %u bytes)", s->rl->node, src, w.type, w.len,
                     payload);
         return;
     }
-    trace_retrolink_sx_frame_in(s->node, src, w.type, len, at);
+    trace_retrolink_sx_frame_in(s->rl->node, src, w.type, len, at);
     uint32_t keep = w.type == SX_WIRE_MSG ? payload : 0;
     SxMsg *m = g_malloc(sizeof(SxMsg) + keep);
     m->src = src;
     m->len = keep;
     m->wire = w;
     memcpy(m->data, data + sizeof(w), keep);
-    rl_sched_add(&s->sched, at, RL_EV_CLASS_FRAME, seq, SX_EV_ARRIVE, 0, 0, m);
+    rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_FRAME, seq, SX_EV_ARRIVE, 0, 0, m);
 }
 
 static void sx_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 {
     SxState *s = opaque;
 
-    rl_sched_add(&s->sched, at, RL_EV_CLASS_LINK, peer, SX_EV_LINK,
+    rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_LINK, peer, SX_EV_LINK,
                  (peer & 0x7fffffff) | ((uint32_t)up << 31), 0, NULL);
 }
 
@@ -438,8 +410,8 @@ static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     if (!g_queue_is_empty(&s->waiting)) {
         p = MIN(p, guest_ns);           /* an RX_RELEASE lets a confirmation go */
     }
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->sched, i);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         switch (ev->kind) {
         case SX_EV_TX_BUS_DONE:
             p = MIN(p, ev->time + s->send_ns);
@@ -461,9 +433,9 @@ static void sx_link_welcome(void *opaque, uint32_t nodes)
 {
     SxState *s = opaque;
 
-    s->nodes = nodes;
-    for (uint32_t p = 0; p < MIN(s->nodes, 32u); p++) {
-        if (p != s->node) {
+    s->rl->nodes = nodes;
+    for (uint32_t p = 0; p < MIN(s->rl->nodes, 32u); p++) {
+        if (p != s->rl->node) {
             s->peers_up |= 1u << p;
         }
     }
@@ -496,7 +468,7 @@ static void sx_doorbell(SxState *s, uint32_t slot)
     uint32_t len = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_LEN);
     uint32_t tag = ldl_le_p(s->win + SX_TX_DESC(slot) + SX_DESC_TAG);
 
-    trace_retrolink_sx_doorbell(s->node, slot, dst, len, sx_now());
+    trace_retrolink_sx_doorbell(s->rl->node, slot, dst, len, sx_now());
     s->tx_state[slot] = SX_TX_SENDING;
     s->tx_dst[slot] = dst;
     if (len > SX_MAX_MSG) {
@@ -504,7 +476,7 @@ static void sx_doorbell(SxState *s, uint32_t slot)
         sx_tx_complete(s, slot, SX_ERR_LENGTH);
         return;
     }
-    if (dst >= s->nodes || dst == s->node) {
+    if (dst >= s->rl->nodes || dst == s->rl->node) {
         s->error = SX_ERR_DEST;
         sx_tx_complete(s, slot, SX_ERR_DEST);
         return;
@@ -518,7 +490,7 @@ static void sx_doorbell(SxState *s, uint32_t slot)
     s->tx_wire[slot] = (SxWire) { .type = SX_WIRE_MSG, .slot = slot, .tag = tag,
                                   .len = len, .gen = s->tx_gen[slot] };
     uint64_t end = rl_channels_run(&s->bus, sx_now(), rl_bytes_ns(len, s->bus_rate));
-    rl_sched_add(&s->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_TX_BUS_DONE, slot,
+    rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, SX_EV_TX_BUS_DONE, slot,
                  s->tx_gen[slot], NULL);
 }
 
@@ -566,7 +538,7 @@ static bool sx_drop_event(void *opaque, RlEvent *ev)
 /* Board reset: drop everything in flight except what the ring is delivering. */
 static void sx_board_reset(SxState *s)
 {
-    rl_sched_filter(&s->sched, sx_keep_link_events, s);
+    rl_sched_filter(&s->rl->sched, sx_keep_link_events, s);
     SxMsg *m;
     while ((m = g_queue_pop_head(&s->waiting))) {
         g_free(m);
@@ -578,11 +550,11 @@ static void sx_board_reset(SxState *s)
     for (int j = 0; j < SX_RX_SLOTS; j++) {
         s->rx_state[j] = SX_RX_FREE;
     }
-    s->ctrl = s->irq_status = s->irq_mask = s->error = 0;
+    s->ctrl = s->rl->irq_status = s->rl->irq_mask = s->error = 0;
     s->txc_head = s->txc_count = s->rxp_head = s->rxp_count = 0;
     s->cpu.free_at = 0;
     memset(s->bus.free_at, 0, sizeof(s->bus.free_at));
-    sx_update_irq(s);
+    rl_board_update_irq(s->rl);
 }
 
 /*
@@ -632,14 +604,14 @@ static uint64_t sx_reg_read(SxState *s, hwaddr addr)
     switch (addr) {
     case SX_REG_ID: return SX_ID_VALUE;
     case SX_REG_VERSION: return 1;
-    case SX_REG_NODE_ID: return s->node;
-    case SX_REG_NUM_NODES: return s->nodes;
+    case SX_REG_NODE_ID: return s->rl->node;
+    case SX_REG_NUM_NODES: return s->rl->nodes;
     case SX_REG_CTRL: return s->ctrl;
     case SX_REG_STATUS:
-        return (s->port && rl_port_is_up(s->port) ? SX_STATUS_LINK_UP : 0) |
+        return (s->rl->port && rl_port_is_up(s->rl->port) ? SX_STATUS_LINK_UP : 0) |
                (sx_ready(s) ? SX_STATUS_READY : 0);
-    case SX_REG_IRQ_STATUS: return s->irq_status;
-    case SX_REG_IRQ_MASK: return s->irq_mask;
+    case SX_REG_IRQ_STATUS: return s->rl->irq_status;
+    case SX_REG_IRQ_MASK: return s->rl->irq_mask;
     case SX_REG_TX_COMPLETE:
         return sx_fifo_pop(s->txc_fifo, &s->txc_head, &s->txc_count, SX_TXC_DEPTH);
     case SX_REG_RX_POP:
@@ -665,7 +637,7 @@ static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return 0;
     }
     uint64_t val = sx_reg_read(s, addr);
-    trace_retrolink_sx_reg_read(s->node, sx_reg_name(addr), addr, val);
+    trace_retrolink_sx_reg_read(s->rl->node, sx_reg_name(addr), addr, val);
     return val;
 }
 
@@ -676,7 +648,7 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
     if (!sx_access_ok(addr, size, true)) {
         return;
     }
-    trace_retrolink_sx_reg_write(s->node, sx_reg_name(addr), addr, val);
+    trace_retrolink_sx_reg_write(s->rl->node, sx_reg_name(addr), addr, val);
     switch (addr) {
     case SX_REG_CTRL:
         if (val & SX_CTRL_RESET) {
@@ -690,12 +662,10 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         }
         break;
     case SX_REG_IRQ_STATUS:
-        s->irq_status &= ~(uint32_t)val;
-        sx_update_irq(s);
+        rl_board_ack(s->rl, val);
         break;
     case SX_REG_IRQ_MASK:
-        s->irq_mask = val & (SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK);
-        sx_update_irq(s);
+        rl_board_set_mask(s->rl, val);
         break;
     case SX_REG_TX_DOORBELL:
         sx_doorbell(s, val);
@@ -779,8 +749,8 @@ static int sx_pre_save(void *opaque)
     g_autoptr(GString) what = g_string_new(NULL);
     uint32_t n = 0;
 
-    for (size_t i = 0; i < rl_sched_count(&s->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->sched, i);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         if (!ev->ptr) {
             continue;
         }
@@ -827,7 +797,7 @@ static int sx_pre_save(void *opaque)
     }
     if (n) {
         error_report("retrolink-sx node %u: cannot save the board with messages in "
-                     "flight: %s", s->node, what->str);
+                     "flight: %s", s->rl->node, what->str);
         return -EINVAL;
     }
     return 0;
@@ -839,24 +809,11 @@ static int sx_pre_load(void *opaque)
     SxState *s = opaque;
     SxMsg *m;
 
-    rl_sched_filter(&s->sched, sx_drop_event, s);
+    rl_sched_filter(&s->rl->sched, sx_drop_event, s);
     while ((m = g_queue_pop_head(&s->waiting))) {
         g_free(m);
     }
     return 0;
-}
-
-/* Refuse a loaded state: say which field of the stream is wrong, and how. */
-static int G_GNUC_PRINTF(2, 3) sx_refuse(SxState *s, const char *fmt, ...)
-{
-    g_autofree char *what = NULL;
-    va_list ap;
-
-    va_start(ap, fmt);
-    what = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    error_report("retrolink-sx node %u: the stream's %s", s->node, what);
-    return -EINVAL;
 }
 
 /* A register FIFO: head and count in the ring, each entry the valid bit, a slot, a status. */
@@ -864,14 +821,14 @@ static int sx_fifo_check(SxState *s, const char *name, const uint32_t *fifo, uin
                          uint32_t count, uint32_t depth, uint32_t slots, uint32_t statuses)
 {
     if (head >= depth || count > depth) {
-        return sx_refuse(s, "%s FIFO has head %u and count %u, not below %u and at most %u",
+        return rl_board_refuse(s->rl, "%s FIFO has head %u and count %u, not below %u and at most %u",
                          name, head, count, depth, depth);
     }
     for (uint32_t i = 0; i < count; i++) {
         uint32_t v = fifo[(head + i) % depth];
         if (!(v & (1u << 31)) || (v & 0x7fff0000) || (v & 0xff) >= slots ||
             ((v >> 8) & 0xff) > statuses) {
-            return sx_refuse(s, "%s FIFO entry %u is 0x%x, not a valid slot below %u", name,
+            return rl_board_refuse(s->rl, "%s FIFO entry %u is 0x%x, not a valid slot below %u", name,
                              i, v, slots);
         }
     }
@@ -881,42 +838,34 @@ static int sx_fifo_check(SxState *s, const char *name, const uint32_t *fifo, uin
 static int sx_post_load(void *opaque, int version_id)
 {
     SxState *s = opaque;
-    const uint32_t irqs = SX_IRQ_RX | SX_IRQ_TXDONE | SX_IRQ_ERROR | SX_IRQ_LINK;
 
     if (s->ctrl & ~SX_CTRL_ENABLE) {
-        return sx_refuse(s, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
-    }
-    if ((s->irq_status | s->irq_mask) & ~irqs) {
-        return sx_refuse(s, "irq_status 0x%x or irq_mask 0x%x has bits of no cause",
-                         s->irq_status, s->irq_mask);
+        return rl_board_refuse(s->rl, "ctrl 0x%x has bits other than ENABLE", s->ctrl);
     }
     if (s->error > SX_ERR_RX_SLOT) {
-        return sx_refuse(s, "error %u is not an SX_ERR_*", s->error);
-    }
-    if (s->nodes < 1 || s->nodes > RL_MAX_NODES) {
-        return sx_refuse(s, "nodes %u is not 1..%d", s->nodes, RL_MAX_NODES);
+        return rl_board_refuse(s->rl, "error %u is not an SX_ERR_*", s->error);
     }
     if (s->bus.n != s->bus_channels) {
-        return sx_refuse(s, "bus has %u channels, this board bus-channels=%u", s->bus.n,
+        return rl_board_refuse(s->rl, "bus has %u channels, this board bus-channels=%u", s->bus.n,
                          s->bus_channels);
     }
     for (uint32_t i = 0; i < SX_TX_SLOTS; i++) {
         if (s->tx_state[i] > SX_TX_AWAIT_CONFIRM) {
-            return sx_refuse(s, "tx_state[%u] %u is not a tx slot state", i, s->tx_state[i]);
+            return rl_board_refuse(s->rl, "tx_state[%u] %u is not a tx slot state", i, s->tx_state[i]);
         }
-        if (s->tx_state[i] != SX_TX_IDLE && s->tx_dst[i] >= s->nodes) {
-            return sx_refuse(s, "tx_dst[%u] %u is not a node below %u", i, s->tx_dst[i],
-                             s->nodes);
+        if (s->tx_state[i] != SX_TX_IDLE && s->tx_dst[i] >= s->rl->nodes) {
+            return rl_board_refuse(s->rl, "tx_dst[%u] %u is not a node below %u", i, s->tx_dst[i],
+                             s->rl->nodes);
         }
         if (s->tx_wire[i].len > SX_MAX_MSG) {
-            return sx_refuse(s, "tx_wire[%u].len %u is more than %d", i, s->tx_wire[i].len,
+            return rl_board_refuse(s->rl, "tx_wire[%u].len %u is more than %d", i, s->tx_wire[i].len,
                              SX_MAX_MSG);
         }
     }
     for (uint32_t j = 0; j < SX_RX_SLOTS; j++) {
         /* a DMA holds a message, which a snapshot does not: none is in the stream */
         if (s->rx_state[j] != SX_RX_FREE && s->rx_state[j] != SX_RX_HOST) {
-            return sx_refuse(s, "rx_state[%u] %u is not free or held by the host", j,
+            return rl_board_refuse(s->rl, "rx_state[%u] %u is not free or held by the host", j,
                              s->rx_state[j]);
         }
     }
@@ -952,11 +901,9 @@ static const VMStateDescription vmstate_sx = {
     .pre_load = sx_pre_load,
     .post_load = sx_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_PCI_DEVICE(parent_obj, SxState),
+        VMSTATE_RL_PCI_BOARD(SxState),
         VMSTATE_UINT32(ctrl, SxState),
         VMSTATE_UINT64(ready_at, SxState),
-        VMSTATE_UINT32(irq_status, SxState),
-        VMSTATE_UINT32(irq_mask, SxState),
         VMSTATE_UINT32(error, SxState),
         VMSTATE_UINT32(peers_up, SxState),
         VMSTATE_UINT32(tx_msgs, SxState),
@@ -974,10 +921,8 @@ static const VMStateDescription vmstate_sx = {
         VMSTATE_UINT32(rxp_head, SxState),
         VMSTATE_UINT32(rxp_count, SxState),
         /* the board's internals */
-        VMSTATE_UINT32(nodes, SxState),
         VMSTATE_BUFFER_UNSAFE(tx_data, SxState, 0, sizeof(((SxState *)0)->tx_data)),
         VMSTATE_STRUCT_ARRAY(tx_wire, SxState, SX_TX_SLOTS, 0, vmstate_sx_wire, SxWire),
-        VMSTATE_RL_SCHED(sched, SxState),
         VMSTATE_RL_SERVER(cpu, SxState),
         VMSTATE_RL_CHANNELS(bus, SxState),
         VMSTATE_END_OF_LIST()
@@ -986,15 +931,10 @@ static const VMStateDescription vmstate_sx = {
 
 /* ---- QOM ------------------------------------------------------------------- */
 
-/*
- * Realize takes its steps in order and, when one fails, undoes the ones before it in
- * reverse (the PCI core unregisters the BARs, the object owns the memory regions):
- * nothing of a board that failed to realize stays armed, registered or connected.
- */
-static void sx_realize(PCIDevice *pdev, Error **errp)
+/* Its own part of realize (rl-board.h): the properties, the registers, the window. */
+static bool sx_realize(void *dev, Error **errp)
 {
-    ERRP_GUARD();
-    SxState *s = RETROLINK_SX(pdev);
+    SxState *s = dev;
 
     if (!s->sxm_mips_str) {
         s->sxm_mips_str = g_strdup("1.9");      /* GMICRO/100: 1.9 VAX MIPS */
@@ -1003,138 +943,111 @@ static void sx_realize(PCIDevice *pdev, Error **errp)
         s->sxm_mips <= 0 || s->sxm_mips > 1e6) {
         error_setg(errp, "retrolink-sx: sxm-mips must be a number in (0, 1e6], not '%s'",
                    s->sxm_mips_str);
-        return;
+        return false;
     }
     if (s->bus_channels < 1 || s->bus_channels > RL_MAX_CHANNELS || s->bus_rate == 0) {
         error_setg(errp, "retrolink-sx: bus-channels must be 1..%d and bus-channel-rate > 0",
                    RL_MAX_CHANNELS);
-        return;
+        return false;
     }
     if (s->confirm_bytes < sizeof(SxWire) || s->confirm_bytes > SX_MAX_MSG ||
         s->confirm_timeout_us == 0) {
         error_setg(errp, "retrolink-sx: confirm-bytes must be %zu..%d and "
                    "confirm-timeout-us > 0", sizeof(SxWire), SX_MAX_MSG);
-        return;
+        return false;
     }
     s->send_ns = sx_insns_ns(s, s->send_insns);
     s->recv_ns = sx_insns_ns(s, s->recv_insns);
     s->confirm_ns = sx_insns_ns(s, s->confirm_insns);
-    if (s->start_us > 60 * 1000 * 1000) {
-        error_setg(errp, "retrolink-sx: start-us must be at most 60 s");
-        return;
-    }
-    s->start_ns = s->start_us * 1000;
+    s->start_ns = s->rl->start_us * 1000;
     s->bus.n = s->bus_channels;
     g_queue_init(&s->waiting);
 
-    pci_config_set_interrupt_pin(pdev->config, 1);
-    if (msi_init(pdev, 0, 1, true, false, errp)) {
-        error_prepend(errp, "retrolink-sx: ");
-        return;
-    }
     memory_region_init_io(&s->regs, OBJECT(s), &sx_mmio_ops, s, "retrolink-sx-regs", 4 * KiB);
-    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
+    s->rl->bar[0] = &s->regs;
     if (!memory_region_init_ram(&s->window, OBJECT(s), "retrolink-sx-window",
                                 SX_WINDOW_SIZE, errp)) {
         error_prepend(errp, "retrolink-sx: ");
-        goto fail_msi;
+        return false;
     }
     s->win = memory_region_get_ram_ptr(&s->window);
-    pci_register_bar(pdev, 2, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_PREFETCH,
-                     &s->window);
-    rl_sched_init(&s->sched, sx_event, s);
-    char owner[64];
-    snprintf(owner, sizeof(owner), "retrolink-sx node %u", s->node);
-    rl_sched_set_check(&s->sched, owner, sx_event_check);
-
-    if (!s->fabric) {
-        s->nodes = 1;           /* a lone board: every destination fails */
-        return;
-    }
-    /* least delay from an arriving frame to one it causes (docs/boards/sx.md) */
-    uint64_t reaction = MIN(s->recv_ns, s->send_ns);
-    char name[RL_NAME_LEN];
-    snprintf(name, sizeof(name), "sx-node%u", s->node);
-    /* the node count and the peers come with the cluster's start (sx_link_welcome) */
-    s->port = rl_port_attach(s->fabric, s->node, s->network, RL_PROTO_SX, name, reaction,
-                             &sx_link_ops, s, errp);
-    if (!s->port) {
-        error_prepend(errp, "retrolink-sx: ");
-        goto fail_sched;
-    }
-    return;
-
-fail_sched:
-    rl_sched_destroy(&s->sched);
-fail_msi:
-    msi_uninit(pdev);
+    s->rl->bar[2] = &s->window;
+    s->rl->bar_flags[2] = PCI_BASE_ADDRESS_MEM_PREFETCH;
+    return true;
 }
 
-static void sx_exit(PCIDevice *pdev)
+/* The least delay from an arriving frame to one it causes (docs/boards/sx.md). */
+static uint64_t sx_reaction_ns(void *dev)
 {
-    SxState *s = RETROLINK_SX(pdev);
+    SxState *s = dev;
 
-    rl_port_close(s->port);
-    s->port = NULL;
+    return MIN(s->recv_ns, s->send_ns);
+}
+
+static void sx_unrealize(void *dev)
+{
+    SxState *s = dev;
+
     sx_board_reset(s);
-    rl_sched_filter(&s->sched, sx_drop_event, s);
-    rl_sched_destroy(&s->sched);
-    msi_uninit(pdev);
+    rl_sched_filter(&s->rl->sched, sx_drop_event, s);
 }
 
-static void sx_reset(DeviceState *dev)
+static void sx_reset(void *dev)
 {
-    sx_board_reset(RETROLINK_SX(dev));
+    sx_board_reset(dev);
 }
+
+static const RlBoardInfo sx_board_info = {
+    .name = TYPE_RETROLINK_SX,
+    .port_name = "sx",
+    .protocol = RL_PROTO_SX,
+    .irq_all = SX_IRQ_ALL,
+    .max_nodes = RL_MAX_NODES,
+    .port_ops = &sx_link_ops,
+    .event = sx_event,
+    .event_check = sx_event_check,
+    .realize = sx_realize,
+    .reaction_ns = sx_reaction_ns,
+    .unrealize = sx_unrealize,
+    .reset = sx_reset,
+};
 
 /* Defaults are the paper's (sure-sx.md); machines/sure-sx.toml names each source. */
 static const Property sx_properties[] = {
-    DEFINE_PROP_STRING("fabric", SxState, fabric),
-    DEFINE_PROP_UINT32("node", SxState, node, 0),
-    DEFINE_PROP_UINT32("network", SxState, network, 0),
     DEFINE_PROP_STRING("sxm-mips", SxState, sxm_mips_str),
     DEFINE_PROP_UINT64("fw-send-insns", SxState, send_insns, 595),
     DEFINE_PROP_UINT64("fw-recv-insns", SxState, recv_insns, 701),
     DEFINE_PROP_UINT64("fw-confirm-insns", SxState, confirm_insns, 0),
     DEFINE_PROP_UINT32("confirm-bytes", SxState, confirm_bytes, 16),
     DEFINE_PROP_UINT64("confirm-timeout-us", SxState, confirm_timeout_us, 100000),
-    DEFINE_PROP_UINT64("start-us", SxState, start_us, 25000),
+    DEFINE_RL_BOARD_START_US(SxState, 25000),
     DEFINE_PROP_UINT32("bus-channels", SxState, bus_channels, 4),
     DEFINE_PROP_UINT64("bus-channel-rate", SxState, bus_rate, 10000000),
 };
 
+static void sx_instance_init(Object *obj)
+{
+    RETROLINK_SX(obj)->rl = rl_pci_board(obj);
+}
+
 static void sx_class_init(ObjectClass *klass, void *data)
 {
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
-
-    k->realize = sx_realize;
-    k->exit = sx_exit;
-    k->vendor_id = SX_PCI_VENDOR_ID;
-    k->device_id = SX_PCI_DEVICE_ID;
-    k->revision = 1;
-    k->class_id = PCI_CLASS_NETWORK_OTHER;
-    dc->desc = "SX message processor (SURE SYSTEM2000) on a retrolink FDDI ring";
-    dc->vmsd = &vmstate_sx;
-    device_class_set_legacy_reset(dc, sx_reset);
-    device_class_set_props(dc, sx_properties);
-    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+    rl_pci_board_class_set(klass, &sx_board_info, SX_PCI_VENDOR_ID, SX_PCI_DEVICE_ID, 1,
+                           "SX message processor (SURE SYSTEM2000) on a retrolink FDDI ring",
+                           &vmstate_sx);
+    device_class_set_props(DEVICE_CLASS(klass), sx_properties);
 }
+
+static const TypeInfo sx_info = {
+    .name = TYPE_RETROLINK_SX,
+    .parent = TYPE_RL_PCI_BOARD,
+    .instance_size = sizeof(SxState),
+    .instance_init = sx_instance_init,
+    .class_init = sx_class_init,
+};
 
 static void sx_register_types(void)
 {
-    static InterfaceInfo interfaces[] = {
-        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
-        { },
-    };
-    static const TypeInfo sx_info = {
-        .name = TYPE_RETROLINK_SX,
-        .parent = TYPE_PCI_DEVICE,
-        .instance_size = sizeof(SxState),
-        .class_init = sx_class_init,
-        .interfaces = interfaces,
-    };
-
     type_register_static(&sx_info);
 }
 

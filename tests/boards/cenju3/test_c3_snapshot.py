@@ -91,7 +91,7 @@ def test_a_snapshot_mid_transfer_goes_on_as_if_never_saved(artifacts, tmp_path, 
 CORRUPTIONS = {
     "ctrl": (("ctrl",), R.C3_CTRL_ENABLE, 3, "ctrl 0x3 has bits other than ENABLE"),
     "error": (("error",), 0, 99, "error 99 or rx_err 0 is not a C3_ERR_*"),
-    "nodes": (("nodes",), 2, 100000, "nodes 100000 is not 1..256"),
+    "nodes": (("parent_obj.rl", "nodes"), 2, 100000, "nodes 100000 is not 1..256"),
     "req_tail": (("req_tail",), 2, 11, "rings have request head 2 tail 11 of 8"),
     "evq_size": (("evq_size",), 2, 3, "interface is enabled with rings of 8 and 3 entries"),
     "rx_next_slot": (("rx_next_slot", 1), 0, 1, "next slot 1 of peer 1 is not below 1"),

@@ -83,7 +83,7 @@ CORRUPTIONS = {
     "error": (("error",), 0, 99, "the stream's error 99 is not an FC_ERR_*"),
     "tx_status": (("ch", 0, "tx_status"), R.FC_ERR_LENGTH, 1000,
                   "the stream's channel 0 tx_status 1000 is not an FC_ERR_*"),
-    "nodes": (("nodes",), 2, 100000, "the stream's nodes 100000 is not 1..256"),
+    "nodes": (("parent_obj.rl", "nodes"), 2, 100000, "the stream's nodes 100000 is not 1..256"),
 }
 
 

@@ -143,23 +143,23 @@ CORRUPTIONS = {
     "tx_dst": (("tx_dst", 2), 1, 1000, "the stream's tx_dst[2] 1000 is not a node below 2"),
     "tx_wire_len": (("tx_wire", 2, "len"), 64, R.SX_MAX_MSG + 1,
                     "the stream's tx_wire[2].len 4097 is more than 4096"),
-    "nodes": (("nodes",), 2, 100000, "the stream's nodes 100000 is not 1..256"),
+    "nodes": (("parent_obj.rl", "nodes"), 2, 100000, "the stream's nodes 100000 is not 1..256"),
     "bus_channels": (("bus", "n"), 4, 17,
                      "retrolink channels: the stream has 17 channels, not 1..16"),
     "bus_channels_other": (("bus", "n"), 4, 3,
                            "the stream's bus has 3 channels, this board bus-channels=4"),
     "ctrl": (("ctrl",), R.SX_CTRL_ENABLE, 0x80000001,
              "the stream's ctrl 0x80000001 has bits other than ENABLE"),
-    "event_slot": (("sched", "vm_events", 0, "arg"), 2, R.SX_TX_SLOTS,
+    "event_slot": (("parent_obj.rl", "sched", "vm_events", 0, "arg"), 2, R.SX_TX_SLOTS,
                    "event 0 of 1 (kind 0, arg 8): class 0, tx slot 8: not an internal event "
                    "of a slot below 8"),
-    "event_kind": (("sched", "vm_events", 0, "kind"), 0, 1, "event 0 of 1 (kind 1, arg 2): not "
+    "event_kind": (("parent_obj.rl", "sched", "vm_events", 0, "kind"), 0, 1, "event 0 of 1 (kind 1, arg 2): not "
                    "a kind of event a snapshot holds (those carry a message)"),
-    "event_class": (("sched", "vm_events", 0, "cls"), 0, 7,
+    "event_class": (("parent_obj.rl", "sched", "vm_events", 0, "cls"), 0, 7,
                     "event 0 of 1 has class 7, not one of the queue's"),
-    "event_key": (("sched", "vm_events", 0, "key"), 0, 99, "internal event 0 of 1 is numbered "
+    "event_key": (("parent_obj.rl", "sched", "vm_events", 0, "key"), 0, 99, "internal event 0 of 1 is numbered "
                   "99, not below the queue's counter 1"),
-    "event_count": (("sched", "vm_count"), 1, 10**8, "the stream has 100000000 events, "
+    "event_count": (("parent_obj.rl", "sched", "vm_count"), 1, 10**8, "the stream has 100000000 events, "
                     "not 0..65536"),
 }
 

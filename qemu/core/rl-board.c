@@ -1,0 +1,154 @@
+/*
+ * retrolink board core: the parts every board model shares (rl-board.h).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qapi/error.h"
+#include "system/dma.h"
+
+#include "hw/retrolink/core/rl-board.h"
+
+void rl_board_init(RlBoard *b, const RlBoardInfo *info, const RlBoardFront *front,
+                   void *dev)
+{
+    b->info = info;
+    b->front = front;
+    b->dev = dev;
+}
+
+/*
+ * The core's steps, after the board's own realize (its properties, regions and
+ * resources): the event queue, then the port. A failure undoes them in reverse and
+ * calls the board's unrealize: nothing of a board that failed to realize stays armed,
+ * registered or connected.
+ */
+bool rl_board_realize(RlBoard *b, Error **errp)
+{
+    const RlBoardInfo *info = b->info;
+
+    if (b->start_us > RL_BOARD_START_US_MAX) {
+        error_setg(errp, "%s: start-us must be at most %llu (60 s)", info->name,
+                   RL_BOARD_START_US_MAX);
+        return false;
+    }
+    if (b->node >= info->max_nodes) {
+        error_setg(errp, "%s: node must be below %u", info->name, info->max_nodes);
+        return false;
+    }
+    if (!info->realize(b->dev, errp)) {
+        return false;
+    }
+    rl_sched_init(&b->sched, info->event, b->dev);
+    g_autofree char *owner = g_strdup_printf("%s node %u", info->name, b->node);
+    rl_sched_set_check(&b->sched, owner, info->event_check);
+
+    if (!b->fabric) {
+        b->nodes = 1;           /* a lone board: it reaches no other node */
+        return true;
+    }
+    char name[RL_NAME_LEN];
+    snprintf(name, sizeof(name), "%s-node%u", info->port_name, b->node);
+    /* the node count and the peers come with the cluster's start (welcome) */
+    b->port = rl_port_attach(b->fabric, b->node, b->network, info->protocol, name,
+                             info->reaction_ns(b->dev), info->port_ops, b->dev, errp);
+    if (!b->port) {
+        error_prepend(errp, "%s: ", info->name);
+        info->unrealize(b->dev);
+        rl_sched_destroy(&b->sched);
+        return false;
+    }
+    return true;
+}
+
+void rl_board_exit(RlBoard *b)
+{
+    rl_port_close(b->port);
+    b->port = NULL;
+    b->info->unrealize(b->dev);
+    rl_sched_destroy(&b->sched);
+}
+
+void rl_board_reset(RlBoard *b)
+{
+    b->info->reset(b->dev);
+}
+
+/* ---- interrupts ------------------------------------------------------------------- */
+
+void rl_board_update_irq(RlBoard *b)
+{
+    b->front->irq(b, false);
+}
+
+void rl_board_raise(RlBoard *b, uint32_t cause)
+{
+    b->irq_status |= cause;
+    if (cause & b->irq_mask) {
+        b->front->irq(b, true);
+    }
+}
+
+void rl_board_ack(RlBoard *b, uint32_t causes)
+{
+    b->irq_status &= ~causes;
+    rl_board_update_irq(b);
+}
+
+void rl_board_set_mask(RlBoard *b, uint32_t mask)
+{
+    b->irq_mask = mask & b->info->irq_all;
+    rl_board_update_irq(b);
+}
+
+/* ---- DMA ------------------------------------------------------------------------------ */
+
+MemTxResult rl_board_dma_rw(RlBoard *b, uint64_t addr, void *buf, uint64_t len, bool write)
+{
+    return dma_memory_rw(b->dma_as, addr, buf, len,
+                         write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE,
+                         MEMTXATTRS_UNSPECIFIED);
+}
+
+/* ---- migration ---------------------------------------------------------------------- */
+
+int rl_board_refuse(RlBoard *b, const char *fmt, ...)
+{
+    g_autofree char *what = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    error_report("%s node %u: the stream's %s", b->info->name, b->node, what);
+    return -EINVAL;
+}
+
+static int rl_board_post_load(void *opaque, int version_id)
+{
+    RlBoard *b = opaque;
+
+    if ((b->irq_status | b->irq_mask) & ~b->info->irq_all) {
+        return rl_board_refuse(b, "irq_status 0x%x or irq_mask 0x%x has bits of no cause",
+                               b->irq_status, b->irq_mask);
+    }
+    if (b->nodes < 1 || b->nodes > b->info->max_nodes) {
+        return rl_board_refuse(b, "nodes %u is not 1..%u", b->nodes, b->info->max_nodes);
+    }
+    return 0;
+}
+
+const VMStateDescription vmstate_rl_board = {
+    .name = "retrolink-board",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = rl_board_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(irq_status, RlBoard),
+        VMSTATE_UINT32(irq_mask, RlBoard),
+        VMSTATE_UINT32(nodes, RlBoard),
+        VMSTATE_RL_SCHED(sched, RlBoard),
+        VMSTATE_END_OF_LIST()
+    },
+};

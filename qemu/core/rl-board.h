@@ -1,0 +1,130 @@
+/*
+ * retrolink board core: what every board model has, whatever bus it sits on.
+ *
+ * A board is its own model (registers, processors, queues: qemu/<board>/) on top of
+ * this core, which owns the parts they all share: the fabric properties (fabric, node,
+ * network), the cluster's node count, the interrupt cause and mask registers and the
+ * raising of an interrupt, the event queue (rl-sched), the port on the fabric
+ * (rl-link), the refusal of a bad migration stream, and the steps of realize and exit
+ * with their unwinding. A bus front end embeds an RlBoard and gives it what is the
+ * bus's: how an interrupt reaches the CPU (RlBoardFront), where the board's DMA goes
+ * (dma_as) and where its register regions are mapped (bar[]). rl-pci-board.c is the
+ * PCI front end; the model is QEMU's hw/net/pcnet.c, whose core serves both
+ * pcnet-pci.c and the SBus lance.c.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RL_BOARD_H
+#define RL_BOARD_H
+
+#include "exec/memory.h"
+#include "migration/vmstate.h"
+#include "hw/retrolink/core/rl-link.h"
+#include "hw/retrolink/core/rl-sched.h"
+
+typedef struct RlBoard RlBoard;
+
+/* The longest a board may take from ENABLE to being on its network ('start-us'). */
+#define RL_BOARD_START_US_MAX   (60ull * 1000 * 1000)
+/* Register regions a board may have: the PCI front end maps region i as BAR i. */
+#define RL_BOARD_REGIONS        6
+
+/* What a board model tells the core about itself (static, one per model). */
+typedef struct RlBoardInfo {
+    const char *name;           /* its QOM type, "retrolink-fc": in every message */
+    const char *port_name;      /* its fabric port is "<port_name>-node<N>" */
+    uint32_t protocol;          /* enum rl_protocol (retrolink/boards.def) */
+    uint32_t irq_all;           /* every interrupt cause it has */
+    uint32_t max_nodes;         /* the most nodes it can address */
+    const RlPortOps *port_ops;  /* called with the device as opaque */
+    RlEventFn *event;           /* its events (rl-sched), the device as opaque */
+    RlEventCheckFn *event_check;        /* each event loaded from a stream */
+    /*
+     * Its own part of realize: check its properties, make its regions (bar[]) and
+     * resources. On failure it has undone what it did and set errp.
+     */
+    bool (*realize)(void *dev, Error **errp);
+    /* The least delay from a frame arriving to one it sends because of it (rl-link). */
+    uint64_t (*reaction_ns)(void *dev);
+    /*
+     * Undo realize: called when a later step of realize fails and at exit (then after
+     * the port has closed and before the event queue goes: drop the events that own
+     * memory). 
+     */
+    void (*unrealize)(void *dev);
+    void (*reset)(void *dev);
+} RlBoardInfo;
+
+/* What the bus front end provides. */
+typedef struct RlBoardFront {
+    /*
+     * The interrupt: a cause was raised that the mask lets through (edge), or the
+     * level (irq_status & irq_mask) may have changed (!edge).
+     */
+    void (*irq)(RlBoard *b, bool edge);
+} RlBoardFront;
+
+struct RlBoard {
+    const RlBoardInfo *info;
+    const RlBoardFront *front;
+    void *dev;                  /* the device (QOM object) the board is */
+    AddressSpace *dma_as;       /* where its DMA reads and writes */
+    MemoryRegion *bar[RL_BOARD_REGIONS];        /* the board's regions, set by realize */
+    uint8_t bar_flags[RL_BOARD_REGIONS];        /* PCI_BASE_ADDRESS_* flags of each */
+
+    /* properties: its fabric connection and when it comes up */
+    char *fabric;               /* the fabric's socket; none: a lone board */
+    uint32_t node;
+    uint32_t network;           /* the fabric network its port joins */
+    uint64_t start_us;          /* ENABLE until it is on its network */
+
+    /* the common registers, in VMState (VMSTATE_RL_BOARD) */
+    uint32_t irq_status, irq_mask;
+    uint32_t nodes;             /* the cluster's nodes (1: a lone board) */
+
+    RlSched sched;
+    RlPort *port;
+};
+
+/* Called by the front end; the core calls the board's info at each step. */
+void rl_board_init(RlBoard *b, const RlBoardInfo *info, const RlBoardFront *front,
+                   void *dev);
+bool rl_board_realize(RlBoard *b, Error **errp);
+void rl_board_exit(RlBoard *b);
+void rl_board_reset(RlBoard *b);
+
+/* Interrupts: set causes (and interrupt if the mask lets one through), clear, mask. */
+void rl_board_raise(RlBoard *b, uint32_t cause);
+void rl_board_ack(RlBoard *b, uint32_t causes);
+void rl_board_set_mask(RlBoard *b, uint32_t mask);
+void rl_board_update_irq(RlBoard *b);
+
+/* DMA to and from the board's address space (the bus front end's). */
+MemTxResult rl_board_dma_rw(RlBoard *b, uint64_t addr, void *buf, uint64_t len,
+                            bool write);
+static inline MemTxResult rl_board_dma_read(RlBoard *b, uint64_t addr, void *buf,
+                                            uint64_t len)
+{
+    return rl_board_dma_rw(b, addr, buf, len, false);
+}
+static inline MemTxResult rl_board_dma_write(RlBoard *b, uint64_t addr, const void *buf,
+                                             uint64_t len)
+{
+    return rl_board_dma_rw(b, addr, (void *)buf, len, true);
+}
+
+/*
+ * A loaded state is refused: "<board> node N: the stream's <what>" in QEMU's log.
+ * Returns -EINVAL, for post_load to return.
+ */
+int G_GNUC_PRINTF(2, 3) rl_board_refuse(RlBoard *b, const char *fmt, ...);
+
+/*
+ * The common registers in a board's VMState. Their post_load checks them (causes the
+ * board has, nodes 1..max_nodes) before the board's own post_load runs.
+ */
+extern const VMStateDescription vmstate_rl_board;
+#define VMSTATE_RL_BOARD(_field, _state) \
+    VMSTATE_STRUCT(_field, _state, 1, vmstate_rl_board, RlBoard)
+
+#endif /* RL_BOARD_H */
