@@ -205,7 +205,7 @@ static struct network *network_add(struct fabric *f, const char *list, char *err
     return net;
 }
 
-/* 'network ID [name=NAME] [stations=LIST] [protocol=any|sx|ethernet]': the next
+/* 'network ID [name=NAME] [stations=LIST] [protocol=any|sx|ethernet|fc|cenju3]': the next
  * 'topology' line is this network's. Ids go 0, 1, 2, ... in order. */
 static void network_line(struct fabric *f, char **tok, int n, char *err, size_t errlen)
 {
@@ -241,7 +241,8 @@ static void network_line(struct fabric *f, char **tok, int n, char *err, size_t 
             p++;
         }
         if (p == sizeof(protocol_names) / sizeof(protocol_names[0])) {
-            snprintf(err, errlen, "network %u: protocol '%s' (known: any, sx, ethernet)",
+            snprintf(err, errlen,
+                     "network %u: protocol '%s' (known: any, sx, ethernet, fc, cenju3)",
                      net->id, s);
             return;
         }
