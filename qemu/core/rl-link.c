@@ -529,7 +529,7 @@ static bool rl_cuts_tb(QEMUTimer *t, uint64_t budget_end, uint64_t tb_end)
  * True if a timer moved:
  * the vCPU then runs on to the new nearest deadline without an exit. Whatever
  * this does not settle (a barrier, a DELIVER to read, no grant yet) the sync
- * point proper does, as before. Publishing early is always allowed: a node may
+ * point proper does, from its expired timer. Publishing early is always allowed: a node may
  * say where it is at any time up to its grant.
  */
 static bool rl_deadline_hook(void *opaque, int64_t horizon_ns, int64_t tb_ns)
