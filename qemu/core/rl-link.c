@@ -50,11 +50,11 @@
 /*
  * Spinning, a look at the file every this many pause instructions: 0.06-0.1 us
  * (a pause is 15-25 ns on the machines the project is measured on). What counts is
- * how soon a waiting node sees its peer's publication: at stop 31, alternating runs
- * of bench fabric at 2 us gave a ratio of 0.51 (mean of 96 rounds) with 1 or 4
- * pauses a look against 0.48 (105 rounds) with 32, 0.8 us a look there; and a
- * spinner looking every pause did not slow a busy program on the other core
- * (docs/fabric.md, "Measured at stop 31").
+ * how soon a waiting node sees its peer's publication: measured 2026-11-27 (commit
+ * 98e08d1), alternating runs of bench fabric at 2 us gave a ratio of 0.51 (mean of
+ * 96 rounds) with 1 or 4 pauses a look against 0.48 (105 rounds) with 32, 0.8 us a
+ * look there; and a spinner looking every pause did not slow a busy program on the
+ * other core (docs/experiments/2026-11-27-lockstep-look-interval.md).
  */
 #define RL_SPIN_PAUSES          4
 
@@ -529,7 +529,7 @@ static bool rl_cuts_tb(QEMUTimer *t, uint64_t budget_end, uint64_t tb_end)
  * True if a timer moved:
  * the vCPU then runs on to the new nearest deadline without an exit. Whatever
  * this does not settle (a barrier, a DELIVER to read, no grant yet) the sync
- * point proper does, as before. Publishing early is always allowed: a node may
+ * point proper does, from its expired timer. Publishing early is always allowed: a node may
  * say where it is at any time up to its grant.
  */
 static bool rl_deadline_hook(void *opaque, int64_t horizon_ns, int64_t tb_ns)

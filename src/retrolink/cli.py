@@ -202,7 +202,7 @@ def make_parser() -> argparse.ArgumentParser:
                            metavar="R", help="fabric: rounds (a synchronised and a free-running boot) per node count (default 3)")
             s.add_argument("--transport", choices=["shared", "socket"], default="shared",
                            help="fabric: grants through the lock-step file (default) or every "
-                           "one a round trip on the socket, as before it")
+                           "one a round trip on the socket")
         s.set_defaults(func=cmd_demo if name == "demo" else cmd_bench)
     return p
 

@@ -1,4 +1,4 @@
-"""The perfect lock-step replay of docs/fabric.md "Measured at stop 29"
+"""The perfect lock-step replay of docs/experiments/2026-11-26-lockstep-perfect-replay.md
 (src/retrolink/bench/sync_timeline.py), on timelines whose answer is known."""
 from retrolink.bench.sync_timeline import Timeline, by_window, from_records, ideal
 

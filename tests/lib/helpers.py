@@ -9,7 +9,7 @@ from pathlib import Path
 from retrolink import paths
 
 REPO = paths.REPO
-# set by the artifacts fixture once this session has built: the commands the tests run
+# set by the artifacts fixture once the test run has built: the commands the tests run
 # then take that build as it is (RETROLINK_NO_BUILD), rather than each checking it anew
 session_env: dict[str, str] = {}
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Driver for the SX message processor (SXM) board of the SURE SYSTEM2000, as
- * modelled by retrolink (qemu/sx/sx.c; registers: sx-regs.h).
+ * modelled by retrolink (qemu/sx/sx.c; registers: retrolink/regs/sx-regs.h).
  *
  * One character device per board, /dev/sxN: ioctls to send (with delivery
  * confirmation, blocking or asynchronous) and receive, poll for both
  * directions, and a read-only mmap of the message window. docs/boards/libsx.md
- * documents the interface; sx_uapi.h defines it.
+ * documents the interface; retrolink/uapi/sx.h defines it.
  *
  * Lifetime: the driver's state (struct sx_dev) is reference counted: the
  * board holds one reference from probe to remove, and each open file one.

@@ -112,8 +112,8 @@ def _mean(xs: list) -> float | None:
 def free_running_twin(synced):
     """The 'plain' machine (no board, no fabric) with the synchronised machine's node
     count, guest speed and memory: the same guest instructions per virtual second, so
-    that the ratio is the lock-step's cost alone (until stop 27 it ran at plain's own
-    125 MIPS, which made a 75 MIPS machine such as cenju-3 look 125/75 cheaper)."""
+    that the ratio is the lock-step's cost alone (at plain's own 125 MIPS a 75 MIPS
+    machine such as cenju-3 would look 125/75 cheaper)."""
     c = synced.cluster
     twin = {"cluster.nodes": c.nodes, "cluster.memory_mib": c.memory_mib,
             "cluster.cpu_mips": c.cpu_mips}

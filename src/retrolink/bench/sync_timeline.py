@@ -1,10 +1,11 @@
 """What a perfect lock-step would cost, from the nodes' own sync-point timelines.
 
-An experiment tool (docs/fabric.md, "Measured at stop 29"), not a benchmark: a QEMU
-built with docs/experiments/sync-timeline.diff writes, for node N, PREFIX.N: one record
-per sync point (the deadline hook's calls and the sync timer's), four native uint64
-each: host ns on entry, host ns on return (CLOCK_MONOTONIC, one clock for every QEMU),
-virtual ns, and what it was (0 the hook found no grant, 1 it moved on, 2 the sync timer).
+An experiment tool (docs/experiments/2026-11-26-lockstep-perfect-replay.md), not a
+benchmark: a QEMU built with docs/experiments/sync-timeline.diff writes, for node N,
+PREFIX.N: one record per sync point (the deadline hook's calls and the sync timer's),
+four native uint64 each: host ns on entry, host ns on return (CLOCK_MONOTONIC, one
+clock for every QEMU), virtual ns, and what it was (0 the hook found no grant, 1 it
+moved on, 2 the sync timer).
 
 Between two records a node runs guest code: its *work*, in host time. In the hook it
 publishes and waits. `ideal()` replays the nodes' work under a lock-step that costs

@@ -19,8 +19,8 @@ class BoardBase(Strict):
     # the largest frame the board puts on its network, and what it is (0: no bound)
     MAX_FRAME_BYTES: ClassVar[int] = 0
     MAX_FRAME_WHAT: ClassVar[str] = ""
-    # what its frames are (enum rl_protocol in rl-wire.h): the fabric refuses a port of
-    # another protocol on its network
+    # what its frames are (enum rl_protocol in include/retrolink/wire.h): the fabric
+    # refuses a port of another protocol on its network
     PROTOCOL: ClassVar[str] = "any"
     # it sends frames to every other station (RL_NODE_BROADCAST), and why
     NEEDS_BROADCAST: ClassVar[str] = ""

@@ -39,7 +39,8 @@ def param(default=PydanticUndefined, *, unit: str, source: str, qemu: str | None
           **limits):
     """A board's or a topology's parameter, declared once: default, limits (ge, le, gt),
     unit and source. The docs tables (`retrolink params`) and the QEMU properties a board
-    sets (`qemu`: the property name) come from this declaration (src/retrolink/describe.py)."""
+    sets (`qemu`: the property name) come from this declaration
+    (src/retrolink/model/describe.py)."""
     extra = {"unit": unit, "source": source}
     if qemu:
         extra["qemu"] = qemu

@@ -22,7 +22,7 @@ class NetworkBase(Strict):
                      source="our choice: FDDI's largest frame (4500 bytes); larger frames are dropped")
     synthetic: list[Synthetic] = []
 
-    # it delivers a frame for RL_NODE_BROADCAST to every other station (fabric/topo_*.c,
+    # it delivers a frame for RL_NODE_BROADCAST to every other station (fabric/topo/*.c,
     # struct topology_ops.broadcast)
     BROADCAST: ClassVar[bool] = True
 
