@@ -8,7 +8,8 @@ from helpers import device_defaults
 
 from retrolink import paths
 from retrolink.boards import BOARDS
-from retrolink.model.describe import components, docs_tables, params
+from retrolink.model.describe import components, docs_tables
+from retrolink.model.schema import params
 
 
 def test_the_docs_tables_are_the_declared_ones():
