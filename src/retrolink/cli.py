@@ -171,10 +171,10 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_test)
 
-    from retrolink.fuzz.boards import BOARDS
+    from retrolink.fuzz import boards as fuzz_boards
     s = sub.add_parser("fuzz", help="fuzz a board's device model (ASan/UBSan QEMU, qtest, "
                        "fake fabric); docs/fuzzing.md")
-    s.add_argument("board", choices=sorted(BOARDS))
+    s.add_argument("board", choices=fuzz_boards.names())
     s.add_argument("--seconds", type=float, default=60, help="how long (default 60)")
     s.add_argument("--seed", metavar="N[:K]", help="seed (default: random); N:K runs only "
                    "execution K of seed N")
