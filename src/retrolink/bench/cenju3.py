@@ -12,12 +12,10 @@ registered in the name service (`bench`), PE 0 looks it up and measures
 One boot of the 8-PE machine: PE 0 serves one port, the other PEs all send to it at once;
 every message must arrive (many_to_one).
 """
-import tomllib
-
 from retrolink import paths
+from retrolink.bench import results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import csv, find, parse_results
-from retrolink.bench.sx import machine_parameters
+from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
@@ -27,15 +25,7 @@ ONE_WAY_END = "rcv_done"
 
 
 def load_definition(quick: bool) -> dict:
-    """bench/cenju3.toml; with quick, its [quick] values replace the full ones."""
-    d = tomllib.loads(DEFINITION.read_text())
-    if quick:
-        q = d["quick"]
-        d["sizes"], d["ool_pages"] = q["sizes"], q["ool_pages"]
-        d["latency"] = dict(d["latency"], reps=q["reps"])
-        d["ool"] = dict(d["ool"], runs=q["runs"])
-        d["many_to_one"] = dict(d["many_to_one"], messages=q["messages"])
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str):

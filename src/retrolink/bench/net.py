@@ -18,8 +18,7 @@ from datetime import datetime
 from retrolink import paths
 from retrolink.bench import results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import csv, find, parse_results
-from retrolink.bench.sx import machine_parameters
+from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
 from retrolink.run.node_command import RTC_BASE, Artifacts
@@ -33,12 +32,7 @@ UDP_FRAME_HEADERS = 14 + 20 + 8   # Ethernet, IPv4, UDP: a datagram's frame is t
 
 
 def load_definition(quick: bool) -> dict:
-    d, q = results.load_definition(DEFINITION, quick)
-    if q:
-        d["throughput"] = {"seconds": q["seconds"]}
-        d["hub_load"] = dict(d["hub_load"], stations=q["stations"],
-                             offered_MBps=q["offered_MBps"], seconds=q["seconds"])
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str, trace=False):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from retrolink import paths
 from retrolink.bench import results
-from retrolink.bench.results import Result, csv, find, parse_results
+from retrolink.bench.results import Result, csv, find, machine_parameters, parse_results
 from retrolink.boards.sx import SX  # the frame header the board adds (proto/sx.h)
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed, say
@@ -19,11 +19,7 @@ DEFINITION = paths.REPO / "bench" / "sx.toml"
 
 
 def load_definition(quick: bool) -> dict:
-    d, q = results.load_definition(DEFINITION, quick)
-    if q:
-        d["throughput"] = dict(d["throughput"], count=q["count"])
-        d["rates"] = {"count": q["count"]}
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str) -> list[Result]:
@@ -40,10 +36,10 @@ def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: s
     if stats.get("causality_violations", 0):
         raise StepFailed(f"phase '{what}': the fabric counted causality violations; "
                          f"results would not be exact (logs: {run_dir})")
-    results = []
+    found = []
     for r in result.nodes:
-        results += parse_results(r.node, r.lines)
-    return results
+        found += parse_results(r.node, r.lines)
+    return found
 
 
 def measure_latency_and_throughput(machine, art, d, sizes) -> dict:
@@ -83,13 +79,6 @@ def measure_rates(machine, art, d) -> dict:
     if not s or not r:
         raise StepFailed("sx_bench printed no send_msgs_per_s / recv_msgs_per_s")
     return {"send_msgs_per_s": s[0].num("value"), "recv_msgs_per_s": r[0].num("value")}
-
-
-def machine_parameters(m: Machine) -> dict:
-    return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
-            "cpu_mips_per_node": m.cluster.cpu_mips_per_node,
-            "boards": {k: b.model_dump() for k, b in m.boards.items()},
-            "networks": {k: n.model_dump() for k, n in m.networks.items()}}
 
 
 def run_sx(machine_name: str, overrides: dict, art: Artifacts, quick: bool) -> dict:
