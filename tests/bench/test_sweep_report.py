@@ -1,6 +1,6 @@
 """The sweep report: table rows, the figure file and its name, from a given sweep."""
 from retrolink.bench import report
-from retrolink.bench.cli import _file_name
+from retrolink.bench.harness import file_name
 
 SWEEP = {"key": "sxm.mips", "points": [
     {"value": 1.9, "throughput_MBps": {"256": 0.6, "4096": 10.9}, "saturating_length": None},
@@ -33,7 +33,7 @@ def test_plot_of_a_sweep_of_rates_or_names_is_drawn(tmp_path):
 
 
 def test_plot_names_carry_the_fixed_settings():
-    assert _file_name("sx-sweep-sxm.mips-link.rate=125MB/s.png") == \
+    assert file_name("sx-sweep-sxm.mips-link.rate=125MB/s.png") == \
         "sx-sweep-sxm_mips-link_rate_125MB_s.png"
 
 

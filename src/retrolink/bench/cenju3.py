@@ -13,7 +13,7 @@ One boot of the 8-PE machine: PE 0 serves one port, the other PEs all send to it
 every message must arrive (many_to_one).
 """
 from retrolink import paths
-from retrolink.bench import results
+from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
 from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
@@ -21,6 +21,8 @@ from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "cenju3.toml"
+HELP = ("the Cenju-3 benchmarks (docs/boards/norma.md) on cenju-3 and cenju-3-8: Mach message "
+        "latency remote and local, its breakdown by step, OOL throughput, many-to-one")
 ONE_WAY_END = "rcv_done"
 
 
@@ -165,3 +167,10 @@ def plot(r: dict, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
     plt.close(fig)
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    return harness.own_machines(
+        args, overrides, sweeps, "cenju3", load_definition,
+        "Cenju-3 benchmarks on the 2-PE and the 8-PE machines (boots 2 times)",
+        run_cenju3, table, plot)

@@ -12,7 +12,7 @@ designed, with PIO sends.
 import re
 
 from retrolink import paths
-from retrolink.bench import results
+from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
 from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
@@ -20,6 +20,8 @@ from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "puma3.toml"
+HELP = ("the PUMA-III benchmarks (docs/boards/fc.md) on puma-iii and puma-iii-ss5: bandwidth "
+        "vs size (raw, Fast Messages, TCP/IP over FC), FM one-way latency vs size")
 PROTOCOLS = ("raw", "fm_zc_dma", "fm_pio", "fm_split")
 KEYS = PROTOCOLS + ("tcp",)
 LATENCY_MODE = "fm_pio"
@@ -170,3 +172,10 @@ def plot(r: dict, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
     plt.close(fig)
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    return harness.own_machines(
+        args, overrides, sweeps, "puma3", load_definition,
+        "PUMA-III benchmarks on the bandwidth and the latency machines (boots 2 times)",
+        run_puma3, table, plot)
