@@ -58,12 +58,13 @@ def test_a_failed_sweep_point_keeps_the_points_before_it(tmp_path, monkeypatch, 
         return {"latency_us": {str(s): 100.0 for s in sizes},
                 "throughput_MBps": {str(s): 1.0 for s in sizes}}
 
+    out = tmp_path / "r.json"
+    # the parser imports every benchmark's harness, whose definitions are in the checkout
+    args = make_parser().parse_args(["bench", "sx", "--quick", "--sweep", "sxm.mips=1.9,20,100",
+                                     "--json", str(out)])
     monkeypatch.setattr(build, "build_all", lambda: None)
     monkeypatch.setattr(sx, "measure_latency_and_throughput", measure)
     monkeypatch.setattr(paths, "REPO", tmp_path)
-    out = tmp_path / "r.json"
-    args = make_parser().parse_args(["bench", "sx", "--quick", "--sweep", "sxm.mips=1.9,20,100",
-                                     "--json", str(out)])
     with pytest.raises(StepFailed, match="sweep stopped at sxm.mips=20"):
         args.func(args)
     assert len(calls) == 2
