@@ -4,14 +4,13 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 from retrolink import paths
 from retrolink.model.machine import MachineError, load_machine, parse_overrides
 from retrolink.progress import StepFailed, say
 
 DEFAULT_MACHINE = "sure-sx"
-
-
 
 
 def cmd_build(args) -> int:
@@ -171,10 +170,10 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("pytest_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_test)
 
-    from retrolink.fuzz.boards import BOARDS
+    from retrolink.fuzz import boards as fuzz_boards
     s = sub.add_parser("fuzz", help="fuzz a board's device model (ASan/UBSan QEMU, qtest, "
                        "fake fabric); docs/fuzzing.md")
-    s.add_argument("board", choices=sorted(BOARDS))
+    s.add_argument("board", choices=fuzz_boards.names())
     s.add_argument("--seconds", type=float, default=60, help="how long (default 60)")
     s.add_argument("--seed", metavar="N[:K]", help="seed (default: random); N:K runs only "
                    "execution K of seed N")
@@ -182,12 +181,22 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", metavar="DIR", help="where reproducers go (default build/fuzz)")
     s.set_defaults(func=cmd_fuzz)
 
+    from retrolink import bench
+    benches = bench.harnesses()
     for name, helptext in (("demo", "set up everything, boot the SURE-SX cluster, print its "
                             "benchmark table"),
-                           ("bench", "run a benchmark: sx, net, puma3, cenju3, fabric, boot")):
-        s = sub.add_parser(name, help=helptext)
+                           ("bench", "run a benchmark: " + ", ".join(benches))):
         if name == "bench":
-            s.add_argument("which", choices=["sx", "net", "puma3", "cenju3", "fabric", "boot"])
+            listing = "\n".join(textwrap.fill(h.HELP, 88, initial_indent=f"  {b:<8} ",
+                                               subsequent_indent=" " * 11,
+                                               break_on_hyphens=False)
+                                 for b, h in benches.items())
+            s = sub.add_parser(name, help=helptext, description="benchmarks:\n" + listing,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+            s.add_argument("which", choices=list(benches), metavar="NAME",
+                           help="the benchmark: " + ", ".join(benches))
+        else:
+            s = sub.add_parser(name, help=helptext)
         s.add_argument("--machine", default=DEFAULT_MACHINE)
         s.add_argument("--set", action="append", metavar="NAME=VALUE")
         s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")

@@ -1,6 +1,6 @@
 """The sweep report: table rows, the figure file and its name, from a given sweep."""
 from retrolink.bench import report
-from retrolink.bench.cli import _file_name
+from retrolink.bench.harness import file_name
 
 SWEEP = {"key": "sxm.mips", "points": [
     {"value": 1.9, "throughput_MBps": {"256": 0.6, "4096": 10.9}, "saturating_length": None},
@@ -33,7 +33,7 @@ def test_plot_of_a_sweep_of_rates_or_names_is_drawn(tmp_path):
 
 
 def test_plot_names_carry_the_fixed_settings():
-    assert _file_name("sx-sweep-sxm.mips-link.rate=125MB/s.png") == \
+    assert file_name("sx-sweep-sxm.mips-link.rate=125MB/s.png") == \
         "sx-sweep-sxm_mips-link_rate_125MB_s.png"
 
 
@@ -58,12 +58,13 @@ def test_a_failed_sweep_point_keeps_the_points_before_it(tmp_path, monkeypatch, 
         return {"latency_us": {str(s): 100.0 for s in sizes},
                 "throughput_MBps": {str(s): 1.0 for s in sizes}}
 
+    out = tmp_path / "r.json"
+    # the parser imports every benchmark's harness, whose definitions are in the checkout
+    args = make_parser().parse_args(["bench", "sx", "--quick", "--sweep", "sxm.mips=1.9,20,100",
+                                     "--json", str(out)])
     monkeypatch.setattr(build, "build_all", lambda: None)
     monkeypatch.setattr(sx, "measure_latency_and_throughput", measure)
     monkeypatch.setattr(paths, "REPO", tmp_path)
-    out = tmp_path / "r.json"
-    args = make_parser().parse_args(["bench", "sx", "--quick", "--sweep", "sxm.mips=1.9,20,100",
-                                     "--json", str(out)])
     with pytest.raises(StepFailed, match="sweep stopped at sxm.mips=20"):
         args.func(args)
     assert len(calls) == 2

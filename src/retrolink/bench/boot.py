@@ -13,11 +13,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from retrolink.bench import harness
 from retrolink.model.machine import load_machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.runner import run_cluster
 
 WAYS = ("cold", "making", "snapshot")
+HELP = ("cluster-ready time on --machine at each node count (--nodes): cold, cold while "
+        "making the snapshot, and from the snapshot (docs/snapshots.md)")
 
 
 def _ready_s(machine, art, way: str) -> float:
@@ -75,3 +78,13 @@ def bench_boot(args, overrides: dict) -> dict:
     points = [measure(args.machine, overrides, n, art) for n in args.nodes]
     print(table(name, points), flush=True)
     return {"machine": name, "overrides": overrides, "points": points}
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    from retrolink.bench.fabric import node_counts
+    harness.no_sweep("boot", sweeps)
+    harness.check_machine(args.machine, overrides)
+    args.nodes = node_counts(args.machine, overrides, args.nodes or [2, 8, 16])
+    start = time.monotonic()
+    harness.write_json(args, bench_boot(args, overrides), time.monotonic() - start)
+    return 0

@@ -12,30 +12,22 @@ registered in the name service (`bench`), PE 0 looks it up and measures
 One boot of the 8-PE machine: PE 0 serves one port, the other PEs all send to it at once;
 every message must arrive (many_to_one).
 """
-import tomllib
-
 from retrolink import paths
+from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import csv, find, parse_results
-from retrolink.bench.sx import machine_parameters
+from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "cenju3.toml"
+HELP = ("the Cenju-3 benchmarks (docs/boards/norma.md) on cenju-3 and cenju-3-8: Mach message "
+        "latency remote and local, its breakdown by step, OOL throughput, many-to-one")
 ONE_WAY_END = "rcv_done"
 
 
 def load_definition(quick: bool) -> dict:
-    """bench/cenju3.toml; with quick, its [quick] values replace the full ones."""
-    d = tomllib.loads(DEFINITION.read_text())
-    if quick:
-        q = d["quick"]
-        d["sizes"], d["ool_pages"] = q["sizes"], q["ool_pages"]
-        d["latency"] = dict(d["latency"], reps=q["reps"])
-        d["ool"] = dict(d["ool"], runs=q["runs"])
-        d["many_to_one"] = dict(d["many_to_one"], messages=q["messages"])
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str):
@@ -175,3 +167,10 @@ def plot(r: dict, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
     plt.close(fig)
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    return harness.own_machines(
+        args, overrides, sweeps, "cenju3", load_definition,
+        "Cenju-3 benchmarks on the 2-PE and the 8-PE machines (boots 2 times)",
+        run_cenju3, table, plot)

@@ -18,7 +18,9 @@ nodes' lock-step slots, read when each mark appears.
 (RETROLINK_LOCKSTEP=socket), to measure what the shared-memory lock-step saves.
 """
 import statistics
+import time
 
+from retrolink.bench import harness
 from retrolink.model.machine import load_machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.runner import run_cluster
@@ -27,6 +29,8 @@ from retrolink.run.runner import run_cluster
 # virtual s are 0.3-1.2 s of host time, each MARK timed as it is written (run/dir_watch.py)
 IDLE_S, WARMUP_S, BUSY_S = 60, 1, 2
 DEFAULT_NODES = [2, 4, 8]
+HELP = ("what the lock-step costs on --machine: host seconds per virtual second at each node "
+        "count (--nodes, --rounds, --transport), idle and busy, against free-running nodes")
 # /proc/uptime in centiseconds, so that a stretch is its length to 10 ms
 _UPTIME_CS = "$(u=$(cut -d' ' -f1 /proc/uptime); echo ${u%.*}${u#*.})"
 _SPIN = ("e=$(({now}+{cs})); echo MARK {name}-start; "
@@ -210,3 +214,13 @@ def node_counts(machine: str, overrides: dict, requested: list[int] | None) -> l
         raise MachineError(f"{machine}: none of {DEFAULT_NODES} nodes is possible; "
                            "give --nodes")
     return counts
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    harness.no_sweep("fabric", sweeps)
+    harness.check_machine(args.machine, overrides)
+    args.nodes = node_counts(args.machine, overrides, args.nodes)
+    start = time.monotonic()
+    result = bench_fabric(args, overrides)
+    harness.write_json(args, result, time.monotonic() - start)
+    return 0

@@ -16,16 +16,17 @@ import json
 from datetime import datetime
 
 from retrolink import paths
-from retrolink.bench import results
+from retrolink.bench import harness, report, results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import csv, find, parse_results
-from retrolink.bench.sx import machine_parameters
+from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
 from retrolink.run.node_command import RTC_BASE, Artifacts
 from retrolink.topologies.base import Synthetic
 
 DEFINITION = paths.REPO / "bench" / "net.toml"
+HELP = ("the Ethernet benchmarks (docs/boards/ethernet.md) on eth-hub and eth-switch: UDP and "
+        "TCP latency vs size, iperf3 throughput, the hub's throughput and collisions vs load")
 RTC_BASE_EPOCH = int(datetime.fromisoformat(RTC_BASE + "+00:00").timestamp())
 UDP_PORT, TCP_PORT, IPERF_PORT = 7777, 7778, 5201
 SLOT_MARGIN_S = 3            # idle virtual seconds after each hub load point
@@ -33,12 +34,7 @@ UDP_FRAME_HEADERS = 14 + 20 + 8   # Ethernet, IPv4, UDP: a datagram's frame is t
 
 
 def load_definition(quick: bool) -> dict:
-    d, q = results.load_definition(DEFINITION, quick)
-    if q:
-        d["throughput"] = {"seconds": q["seconds"]}
-        d["hub_load"] = dict(d["hub_load"], stations=q["stations"],
-                             offered_MBps=q["offered_MBps"], seconds=q["seconds"])
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str, trace=False):
@@ -203,3 +199,10 @@ def run_net(overrides: dict, art: Artifacts, quick: bool) -> dict:
         r["parameters"] = machine_parameters(machine)
         out[name] = r
     return out
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    return harness.own_machines(
+        args, overrides, sweeps, "net", load_definition,
+        "Ethernet benchmarks on the hub and the switch machines (boots 3 times)",
+        run_net, report.net_table, report.net_plot)

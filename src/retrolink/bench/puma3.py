@@ -10,17 +10,18 @@ per run). One boot of the latency machine (SPARCstation 5) measures FM one-way l
 designed, with PIO sends.
 """
 import re
-import tomllib
 
 from retrolink import paths
+from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import csv, find, parse_results
-from retrolink.bench.sx import machine_parameters
+from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "puma3.toml"
+HELP = ("the PUMA-III benchmarks (docs/boards/fc.md) on puma-iii and puma-iii-ss5: bandwidth "
+        "vs size (raw, Fast Messages, TCP/IP over FC), FM one-way latency vs size")
 PROTOCOLS = ("raw", "fm_zc_dma", "fm_pio", "fm_split")
 KEYS = PROTOCOLS + ("tcp",)
 LATENCY_MODE = "fm_pio"
@@ -30,14 +31,7 @@ NPTCP_LINE = re.compile(r"^\s*\d+:\s+(\d+) bytes\s+\d+ times -->\s+([\d.]+) Mbps
 
 
 def load_definition(quick: bool) -> dict:
-    """bench/puma3.toml; with quick, its [quick] values replace the full ones."""
-    d = tomllib.loads(DEFINITION.read_text())
-    if quick:
-        q = d["quick"]
-        d["sizes"], d["latency_sizes"] = q["sizes"], q["latency_sizes"]
-        d["bandwidth"] = dict(d["bandwidth"], bytes=q["bytes"])
-        d["tcp"] = dict(d["tcp"], repeats=q["repeats"])
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def _run(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str):
@@ -178,3 +172,10 @@ def plot(r: dict, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
     plt.close(fig)
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    return harness.own_machines(
+        args, overrides, sweeps, "puma3", load_definition,
+        "PUMA-III benchmarks on the bandwidth and the latency machines (boots 2 times)",
+        run_puma3, table, plot)

@@ -1,4 +1,6 @@
-"""RESULT lines printed by in-guest benchmark programs: `RESULT <name> key=value ...`."""
+"""What every benchmark's results are made of: the RESULT lines printed by in-guest
+benchmark programs (`RESULT <name> key=value ...`), its definition (bench/*.toml) and the
+parameters of the machines it measured."""
 import re
 from dataclasses import dataclass, field
 
@@ -30,17 +32,31 @@ def find(results: list[Result], name: str, **match) -> list[Result]:
             and all(r.fields.get(k) == str(v) for k, v in match.items())]
 
 
-def load_definition(path, quick: bool) -> tuple[dict, dict | None]:
-    """A benchmark definition (bench/*.toml); with quick, its [quick] sizes and latency
-    iterations replace the full ones, and the [quick] table is returned for the rest."""
+def load_definition(path, quick: bool) -> dict:
+    """A benchmark definition (bench/*.toml); with quick, each value of its [quick] table
+    replaces the value of that name at the top and in every table that has one (a [quick]
+    `count` sets [throughput] count and [rates] count)."""
     import tomllib
     d = tomllib.loads(path.read_text())
     if not quick:
-        return d, None
-    q = d["quick"]
-    d["sizes"] = q["sizes"]
-    d["latency"] = {"iters": q["iters"], "warmup": q["warmup"]}
-    return d, q
+        return d
+    for key, value in d["quick"].items():
+        tables = [t for t in d.values() if isinstance(t, dict) and key in t]
+        if key in d:
+            d[key] = value
+        elif not tables:
+            raise ValueError(f"{path}: [quick] {key} replaces no value of that name")
+        for table in tables:
+            table[key] = value
+    return d
+
+
+def machine_parameters(m) -> dict:
+    """What a result records of the machine it was measured on (a model.machine.Machine)."""
+    return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
+            "cpu_mips_per_node": m.cluster.cpu_mips_per_node,
+            "boards": {k: b.model_dump() for k, b in m.boards.items()},
+            "networks": {k: n.model_dump() for k, n in m.networks.items()}}
 
 
 def csv(values) -> str:

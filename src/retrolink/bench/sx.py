@@ -4,11 +4,13 @@ Each measurement boots the cluster once and runs sx_bench on the nodes (bench/sx
 the numbers come from the RESULT lines sx_bench prints, timed by the guest's clock,
 which under icount is the model's virtual time.
 """
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from retrolink import paths
-from retrolink.bench import results
-from retrolink.bench.results import Result, csv, find, parse_results
+from retrolink.bench import harness, report, results
+from retrolink.bench.results import Result, csv, find, machine_parameters, parse_results
 from retrolink.boards.sx import SX  # the frame header the board adds (proto/sx.h)
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed, say
@@ -16,14 +18,12 @@ from retrolink.run.node_command import Artifacts
 from retrolink.run.runner import run_cluster
 
 DEFINITION = paths.REPO / "bench" / "sx.toml"
+HELP = ("the SURE-SX benchmarks (docs/boards/sx.md) on --machine: messages/s, latency and "
+        "throughput vs length; --sweep K=V1,V2 measures them at each value, a table and a plot")
 
 
 def load_definition(quick: bool) -> dict:
-    d, q = results.load_definition(DEFINITION, quick)
-    if q:
-        d["throughput"] = dict(d["throughput"], count=q["count"])
-        d["rates"] = {"count": q["count"]}
-    return d
+    return results.load_definition(DEFINITION, quick)
 
 
 def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: str) -> list[Result]:
@@ -40,10 +40,10 @@ def run_phase(machine: Machine, art: Artifacts, scripts: dict[int, str], what: s
     if stats.get("causality_violations", 0):
         raise StepFailed(f"phase '{what}': the fabric counted causality violations; "
                          f"results would not be exact (logs: {run_dir})")
-    results = []
+    found = []
     for r in result.nodes:
-        results += parse_results(r.node, r.lines)
-    return results
+        found += parse_results(r.node, r.lines)
+    return found
 
 
 def measure_latency_and_throughput(machine, art, d, sizes) -> dict:
@@ -83,13 +83,6 @@ def measure_rates(machine, art, d) -> dict:
     if not s or not r:
         raise StepFailed("sx_bench printed no send_msgs_per_s / recv_msgs_per_s")
     return {"send_msgs_per_s": s[0].num("value"), "recv_msgs_per_s": r[0].num("value")}
-
-
-def machine_parameters(m: Machine) -> dict:
-    return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
-            "cpu_mips_per_node": m.cluster.cpu_mips_per_node,
-            "boards": {k: b.model_dump() for k, b in m.boards.items()},
-            "networks": {k: n.model_dump() for k, n in m.networks.items()}}
 
 
 def run_sx(machine_name: str, overrides: dict, art: Artifacts, quick: bool) -> dict:
@@ -144,3 +137,50 @@ def saturating_length(machine: Machine, tp: dict) -> int | None:
         if tp[str(s)] >= 0.95 * wire_limited_MBps(machine, s):
             return s
     return None
+
+
+def main(args, overrides: dict, sweeps) -> int:
+    from retrolink.build.pipeline import build_all
+    # the machine and every sweep value are checked before building or booting anything
+    harness.check_machine(args.machine, overrides, sweeps)
+    art = build_all()
+    start = time.monotonic()
+    result: dict = {}
+    if sweeps:
+        result["sweeps"] = []
+        for key, values in sweeps:
+            try:
+                s = run_sweep(args.machine, overrides, art, args.quick, key, values)
+            except SweepStopped as e:
+                # keep what was measured: the table, the plot and the JSON of the
+                # points before the failure, then report the failure
+                if e.partial["points"]:
+                    report_sweep(e.partial, overrides, harness.results_dir())
+                    result["sweeps"].append(e.partial)
+                result["incomplete"] = str(e)
+                harness.write_json(args, result, time.monotonic() - start)
+                raise
+            report_sweep(s, overrides, harness.results_dir())
+            result["sweeps"].append(s)
+    else:
+        say(f"SURE-SX benchmarks on {args.machine} (boots the cluster 3 times)")
+        result = run_sx(args.machine, overrides, art, args.quick)
+        print(report.sx_table(result), flush=True)
+    harness.write_json(args, result, time.monotonic() - start)
+    return 0
+
+
+def report_sweep(s: dict, overrides: dict, out_dir: Path) -> None:
+    print(report.sweep_table(s), flush=True)
+    key = s["key"]
+    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
+    png = out_dir / harness.file_name(f"sx-sweep-{key}{fixed}.png")
+    setting = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    try:
+        report.sweep_plot(s, png, f"SURE-SX: sweep of {key}" + (f" ({setting})" if setting else ""),
+                          load_definition(False)["sweep"]["projection_sizes"])
+    except Exception as e:      # the measured points matter more than their picture
+        say(f"plot not written ({type(e).__name__}: {e}); the table above and the JSON "
+            "have every point")
+        return
+    say(f"plot: {png}")

@@ -4,7 +4,7 @@ from typing import ClassVar, Literal, Union
 
 from pydantic import Field
 
-from retrolink.model.schema import Strict
+from retrolink.model.schema import Strict, params, value
 
 
 class BoardBase(Strict):
@@ -33,7 +33,6 @@ class BoardBase(Strict):
 
     def qemu_props(self) -> dict[str, str]:
         """The QEMU properties its parameters declare (schema.param(qemu=...)), as text."""
-        from retrolink.model.describe import params, value
         return {p.qemu: repr(float(v)) if isinstance(v := value(self, p.name), float) else str(v)
                 for p in params(type(self)) if p.qemu}
 

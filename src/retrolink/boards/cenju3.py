@@ -60,3 +60,7 @@ class Cenju3Board(BoardBase):
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
         return self.device_args("retrolink-cenju3", station, fabric_socket, network_index)
+
+
+MODELS = {"cenju3": Cenju3Board}
+BENCH = "cenju3"

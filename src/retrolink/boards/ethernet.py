@@ -87,3 +87,7 @@ class EthernetBoard(BoardBase):
         return ["-netdev", f"retrolink,id={netdev}," + ",".join(f"{k}={v}" for k, v in props.items()),
                 "-device", f"{NICS[self.model].device},netdev={netdev},"
                            f"mac={mac_address(network_index, station)},romfile="]
+
+
+MODELS = {nic: EthernetBoard for nic in NICS}
+BENCH = "net"

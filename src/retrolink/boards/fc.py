@@ -59,3 +59,7 @@ class FcBoard(BoardBase):
                   network_index: int) -> list[str]:
         return self.device_args("retrolink-fc", station, fabric_socket, network_index,
                                 mac=mac_address(network_index, station))
+
+
+MODELS = {"fc": FcBoard}
+BENCH = "puma3"

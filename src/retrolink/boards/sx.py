@@ -54,3 +54,7 @@ class SxBoard(BoardBase):
     def qemu_args(self, station: int, stations: int, fabric_socket: Path,
                   network_index: int) -> list[str]:
         return self.device_args("retrolink-sx", station, fabric_socket, network_index)
+
+
+MODELS = {"sx": SxBoard}
+BENCH = "sx"

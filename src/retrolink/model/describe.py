@@ -1,72 +1,12 @@
-"""Components describe themselves: the parameter table of a board or a topology, read
-from its one declaration (schema.param), for `retrolink params`, the docs tables and the
-QEMU properties a board sets. A test checks the docs against these tables and the QEMU
-properties' defaults against the declared ones."""
-from dataclasses import dataclass
-from typing import Any, Iterator
-
-import annotated_types
+"""Components describe themselves: the parameter table of every board and topology, read
+from its one declaration (schema.param, schema.params), for `retrolink params` and the
+docs tables. A test checks the docs against these tables. This module reads the boards'
+and topologies' registries; they depend on schema only."""
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
-# fields that place a component rather than parametrise it
-STRUCTURAL = {"model", "topology", "network", "nodes", "synthetic"}
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str            # dotted: sxm.mips
-    type: str
-    default: Any         # PydanticUndefined: required
-    low: str             # "" when unbounded
-    high: str
-    unit: str
-    source: str
-    qemu: str | None
-
-    @property
-    def required(self) -> bool:
-        return self.default is PydanticUndefined
-
-    def default_text(self) -> str:
-        return "required" if self.required else _number(self.default)
-
-
-def _number(x) -> str:
-    return str(int(x)) if x == int(x) else f"{x:g}"
-
-
-def _bounds(metadata) -> tuple[str, str]:
-    low = high = ""
-    for m in metadata:
-        if isinstance(m, annotated_types.Ge):
-            low = f">= {_number(m.ge)}"
-        elif isinstance(m, annotated_types.Gt):
-            low = f"> {_number(m.gt)}"
-        elif isinstance(m, annotated_types.Le):
-            high = f"<= {_number(m.le)}"
-    return low, high
-
-
-def params(model: type[BaseModel], prefix: str = "") -> Iterator[Param]:
-    """Every parameter of a board or topology class, sub-tables flattened (sxm.mips)."""
-    for name, f in model.model_fields.items():
-        if not prefix and name in STRUCTURAL:
-            continue
-        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
-            yield from params(f.annotation, f"{prefix}{name}.")
-            continue
-        extra = f.json_schema_extra or {}
-        low, high = _bounds(f.metadata)
-        yield Param(f"{prefix}{name}", getattr(f.annotation, "__name__", str(f.annotation)),
-                    f.default, low, high, extra.get("unit", ""), extra.get("source", ""),
-                    extra.get("qemu"))
-
-
-def value(obj: BaseModel, dotted: str):
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
+from retrolink.boards import BOARDS
+from retrolink.model.schema import params
+from retrolink.topologies import TOPOLOGIES
 
 
 def markdown(model: type[BaseModel]) -> str:
@@ -80,8 +20,6 @@ def markdown(model: type[BaseModel]) -> str:
 
 def components() -> list[tuple[str, type[BaseModel]]]:
     """Every board class and topology class, with the names that select it."""
-    from retrolink.boards import BOARDS
-    from retrolink.topologies import TOPOLOGIES
     out = []
     for kind, registry in (("boards", BOARDS), ("networks", TOPOLOGIES)):
         classes: dict[type, list[str]] = {}

@@ -2,8 +2,10 @@
 topology: strict tables, and the limits that hold for every field of a kind (so QEMU and
 the fabric never see a value they would refuse or overflow on; docs/machines.md)."""
 import re
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any, Iterator
 
+import annotated_types
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticUndefined
 
@@ -39,9 +41,69 @@ def param(default=PydanticUndefined, *, unit: str, source: str, qemu: str | None
           **limits):
     """A board's or a topology's parameter, declared once: default, limits (ge, le, gt),
     unit and source. The docs tables (`retrolink params`) and the QEMU properties a board
-    sets (`qemu`: the property name) come from this declaration
-    (src/retrolink/model/describe.py)."""
+    sets (`qemu`: the property name) come from this declaration (`params` below; the
+    tables: model/describe.py)."""
     extra = {"unit": unit, "source": source}
     if qemu:
         extra["qemu"] = qemu
     return Field(default, json_schema_extra=extra, **limits)
+
+
+# fields that place a component rather than parametrise it
+STRUCTURAL = {"model", "topology", "network", "nodes", "synthetic"}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str            # dotted: sxm.mips
+    type: str
+    default: Any         # PydanticUndefined: required
+    low: str             # "" when unbounded
+    high: str
+    unit: str
+    source: str
+    qemu: str | None
+
+    @property
+    def required(self) -> bool:
+        return self.default is PydanticUndefined
+
+    def default_text(self) -> str:
+        return "required" if self.required else _number(self.default)
+
+
+def _number(x) -> str:
+    return str(int(x)) if x == int(x) else f"{x:g}"
+
+
+def _bounds(metadata) -> tuple[str, str]:
+    low = high = ""
+    for m in metadata:
+        if isinstance(m, annotated_types.Ge):
+            low = f">= {_number(m.ge)}"
+        elif isinstance(m, annotated_types.Gt):
+            low = f"> {_number(m.gt)}"
+        elif isinstance(m, annotated_types.Le):
+            high = f"<= {_number(m.le)}"
+    return low, high
+
+
+def params(model: type[BaseModel], prefix: str = "") -> Iterator[Param]:
+    """Every parameter of a board or topology class, sub-tables flattened (sxm.mips)."""
+    for name, f in model.model_fields.items():
+        if not prefix and name in STRUCTURAL:
+            continue
+        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
+            yield from params(f.annotation, f"{prefix}{name}.")
+            continue
+        extra = f.json_schema_extra or {}
+        low, high = _bounds(f.metadata)
+        yield Param(f"{prefix}{name}", getattr(f.annotation, "__name__", str(f.annotation)),
+                    f.default, low, high, extra.get("unit", ""), extra.get("source", ""),
+                    extra.get("qemu"))
+
+
+def value(obj: BaseModel, dotted: str):
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj

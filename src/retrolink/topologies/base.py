@@ -1,9 +1,16 @@
 """What every network has, whatever its topology (docs/fabric.md)."""
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
 from retrolink.model.schema import FrameBytes, Name, Ns, PositiveNs, Rate, Strict, param
+
+# the fabric's bound on every topology parameter and every time derived from them
+# (TOPO_PARAM_MAX in fabric/core/link_stats.h): sums of a few never wrap 64 bits
+TOPO_PARAM_MAX = 10**12
+# a topology's time in ns: within the fabric's bound (below schema.Ns's hour)
+TopoNs = Annotated[int, Field(ge=0, le=TOPO_PARAM_MAX)]
+PositiveTopoNs = Annotated[int, Field(ge=1, le=TOPO_PARAM_MAX)]
 
 
 class Synthetic(Strict):

@@ -2,11 +2,7 @@
 docs/fabric.md, "Ethernet"). Every key, default and limit is the fabric's (a test
 compares them with the C code's)."""
 from retrolink.model.schema import param
-from retrolink.topologies.base import NetworkBase
-
-# the fabric's bound on every topology parameter and every time derived from them
-# (TOPO_PARAM_MAX in fabric/core/link_stats.h): sums of a few never wrap 64 bits
-TOPO_PARAM_MAX = 10**12
+from retrolink.topologies.base import TOPO_PARAM_MAX, NetworkBase
 
 
 def bits_ns(bits: int, rate: int) -> int:

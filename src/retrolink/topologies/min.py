@@ -1,8 +1,8 @@
 """A multistage network of k x k switches, Omega wiring (fabric/topo/min.c)."""
 from typing import ClassVar, Literal
 
-from retrolink.model.schema import Ns, param
-from retrolink.topologies.base import OverheadNetwork
+from retrolink.model.schema import param
+from retrolink.topologies.base import OverheadNetwork, TopoNs
 
 
 class MinNetwork(OverheadNetwork):
@@ -14,8 +14,8 @@ class MinNetwork(OverheadNetwork):
                             "24-byte header of proto/cenju3.h")
     k: int = param(4, ge=2, le=16, unit="ports", source="cenju-3.md: 4x4 crossbar switches")
     stages: int = param(4, ge=1, le=8, unit="stages", source="cenju-3.md: 4 stages, 4^4 = 256 ports")
-    stage_delay_ns: Ns = param(unit="ns", source="the machine file (cenju-3.md: 250 ns)")
-    prop_ns: Ns = param(0, unit="ns", source="our choice: cables folded into stage_delay_ns")
+    stage_delay_ns: TopoNs = param(unit="ns", source="the machine file (cenju-3.md: 250 ns)")
+    prop_ns: TopoNs = param(0, unit="ns", source="our choice: cables folded into stage_delay_ns")
 
     def check(self, stations: int) -> list[str]:
         if self.k ** self.stages < stations:

@@ -1,13 +1,13 @@
 """A full-duplex point-to-point link (fabric/topo/p2p.c)."""
 from typing import Literal
 
-from retrolink.model.schema import Ns, param
-from retrolink.topologies.base import OverheadNetwork
+from retrolink.model.schema import param
+from retrolink.topologies.base import OverheadNetwork, TopoNs
 
 
 class P2PNetwork(OverheadNetwork):
     topology: Literal["p2p"]
-    prop_ns: Ns = param(0, unit="ns", source="the machine file: signal propagation")
+    prop_ns: TopoNs = param(0, unit="ns", source="the machine file: signal propagation")
 
     def check(self, stations: int) -> list[str]:
         if stations != 2:

@@ -12,7 +12,7 @@ from c3_rig import BAR, DATA, EVQ_RING, REQ_RING, RXT, T0, TARGET, Rig, deliver_
 
 from retrolink import wire
 from retrolink.boards import BOARDS
-from retrolink.model.describe import params
+from retrolink.model.schema import params
 from retrolink.qtest.cenju3_regs import R, packet, parse_packet
 
 MSG, RDMA = R.C3_OP_MSG, R.C3_OP_RDMA

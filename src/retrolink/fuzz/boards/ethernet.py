@@ -1,9 +1,10 @@
-"""The Ethernet board for the fuzzer: QEMU's e1000 behind our -netdev retrolink
-(qemu/net/retrolink-net.c, docs/boards/ethernet.md). The e1000 model is upstream's; what
-is fuzzed is our backend under it: the frames a driver makes the NIC send (any length,
-any destination MAC, rings pointing anywhere), the frames the fabric delivers (runts,
-giants, any source), the link that follows bus mastering, and the backend's properties
-at their edges. The rules for the frames it sends are the backend's: routed by the
+"""The Ethernet board for the fuzzer, fuzzed as `e1000` (BoardSpec.name): QEMU's e1000
+behind our -netdev retrolink (qemu/net/retrolink-net.c, docs/boards/ethernet.md); the
+e100 and tulip share that backend. The e1000 model is upstream's; what is fuzzed is our
+backend under it: the frames a driver makes the NIC send (any length, any destination
+MAC, rings pointing anywhere), the frames the fabric delivers (runts, giants, any
+source), the link that follows bus mastering, and the backend's properties at their
+edges. The rules for the frames it sends are the backend's: routed by the
 destination MAC, padded to 60 bytes, never longer than a payload may be."""
 import struct
 
