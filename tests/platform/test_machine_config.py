@@ -247,3 +247,43 @@ def test_a_bad_set_on_the_command_line_is_an_error_not_a_traceback():
     assert "booting" not in r.stderr and "Traceback" not in r.stderr
     r = run_retrolink("run", "plain", "--qemu-trace", "x,file=/tmp/elsewhere", "--", "true")
     assert r.returncode == 2 and "--qemu-trace 'x,file=/tmp/elsewhere'" in r.stderr, r.stderr
+
+
+# ---- values of another TOML type: refused, not converted -----------------------------
+
+@pytest.mark.parametrize("text,expect", [
+    (GOOD.replace("nodes = 2", "nodes = true"), "cluster.nodes: expected a whole number, got true (a boolean)"),
+    (GOOD.replace("nodes = 2", "nodes = 2.0"), "cluster.nodes: expected a whole number, got 2.0 (a float"),
+    (GOOD.replace("nodes = 2", 'nodes = "2"'), 'cluster.nodes: expected a whole number, got "2" (a string); '
+     "write a number without quotes"),
+    (GOOD.replace("station_delay_ns = 1000", 'station_delay_ns = "1000"'),
+     'networks.ring.station_delay_ns: expected a whole number, got "1000" (a string)'),
+    (GOOD.replace("station_delay_ns = 1000", "station_delay_ns = true"),
+     "networks.ring.station_delay_ns: expected a whole number, got true (a boolean)"),
+    (GOOD + "[boards.sx.pm_bus]\nchannels = false\n", "boards.sx.pm_bus.channels: expected a whole number, got false"),
+    (GOOD + "[boards.sx.sxm]\nmips = true\n", "boards.sx.sxm.mips: expected a number, got true (a boolean)"),
+    (GOOD + "[boards.sx.sxm]\nmips = \"2\"\n", 'boards.sx.sxm.mips: expected a number, got "2" (a string)'),
+    (GOOD.replace("nodes = 2", "nodes = 2\nrun_timeout_s = \"10\""), 'cluster.run_timeout_s: expected a number, got "10"'),
+    (GOOD.replace("nodes = 2", "nodes = 2\nstall_timeout_s = true"), "cluster.stall_timeout_s: expected a number, got true"),
+    (GOOD.replace("nodes = 2", "nodes = 2\nkernel_cmdline = 5"), "cluster.kernel_cmdline: expected a string, got 5"),
+    (GOOD.replace('network = "ring"', 'network = "ring"\nnodes = [true, 1]'),
+     "boards.sx.nodes.0: expected a whole number, got true (a boolean)"),
+    (GOOD + "[[networks.ring.synthetic]]\nname = \"g\"\ndst = 0\nsize = 1\ninterval_ns = \"5\"\ncount = 1\n",
+     'networks.ring.synthetic.0.interval_ns: expected a whole number, got "5" (a string)'),
+    (GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips = true"), "cluster.cpu_mips"),
+])
+def test_a_value_of_another_type_is_refused_not_converted(tmp_path, text, expect):
+    path = write(tmp_path, text)
+    with pytest.raises(MachineError) as e:
+        load_machine(path)
+    assert path in str(e.value) and expect in str(e.value), str(e.value)
+
+
+def test_a_set_of_another_type_is_refused_too():
+    with pytest.raises(MachineError, match="--set cluster.nodes=True: cluster.nodes: expected a whole "
+                                           "number, got true"):
+        load_machine("plain", {"cluster.nodes": parse_value("true")})
+    # a number where a number is wanted still is one, whole or not
+    m = load_machine("sure-sx", {"sxm.mips": parse_value("20"), "cluster.run_timeout_s": parse_value("5")})
+    assert m.boards["sx"].sxm.mips == 20.0 and m.cluster.run_timeout_s == 5.0
+

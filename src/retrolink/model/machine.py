@@ -163,10 +163,38 @@ _NAMED_TABLES = ("boards", "networks")
 
 def _error_path(loc: tuple) -> list[str]:
     """An error location as the user writes the field: boards.sx.sxm.mips."""
-    parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))]
+    # (pydantic names the branches of a union and its validators: 'literal['all']',
+    # 'list[int]', 'function-after[...]'; a user's name never has brackets)
+    parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))
+             and not re.fullmatch(r"[a-z-]+\[.*\]", str(p))]
     if len(parts) > 2 and parts[0] in _NAMED_TABLES:
         del parts[2]
     return parts
+
+
+# what a field of each kind takes: the schema is strict (schema.Strict), so a value of
+# another TOML type is refused, not converted (true is not 1, "1000" not a time)
+_EXPECTED = {"int_type": "a whole number", "float_type": "a number",
+             "string_type": "a string", "bool_type": "true or false",
+             "list_type": "a list", "model_type": "a table", "dict_type": "a table"}
+
+
+def _given(v) -> str:
+    """A value as the user wrote it in TOML, with its type."""
+    if isinstance(v, bool):
+        return f"{str(v).lower()} (a boolean)"
+    if isinstance(v, str):
+        return f"\"{v}\" (a string)"
+    if isinstance(v, float):
+        return f"{v!r} (a number with a fraction)" if v != int(v) else \
+            f"{v!r} (a float; write a whole number without the '.0')"
+    if isinstance(v, int):
+        return f"{v} (a whole number)"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "a table"
+    return repr(v)
 
 
 def _describe(err: dict) -> str:
@@ -179,6 +207,10 @@ def _describe(err: dict) -> str:
             msg += "; did you mean " + " or ".join(suggestions) + "?"
     elif err["type"] == "missing":
         msg = "required field is missing"
+    elif err["type"] in _EXPECTED:
+        msg = f"expected {_EXPECTED[err['type']]}, got {_given(err['input'])}"
+        if isinstance(err["input"], str) and err["type"] in ("int_type", "float_type"):
+            msg += "; write a number without quotes"
     return f"{loc or '(top level)'}: {msg}"
 
 
