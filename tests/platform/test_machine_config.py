@@ -75,7 +75,7 @@ def test_defaults_and_units(tmp_path):
     ("[cluster\n", "not valid TOML"),
     (GOOD.replace('topology = "token_ring"', 'topology = "switch"')
      .replace("station_delay_ns = 1000", ""), "boards.sx on networks.ring: mtu = 2112: the sx board sends frames"),
-    (GOOD.replace('topology = "token_ring"', 'topology = "min"')
+    (GOOD.replace('topology = "token_ring"', 'topology = "min"').replace('model = "sx"', 'model = "cenju3"')
      .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500\nk = 2\nstages = 1")
      .replace("nodes = 2", "nodes = 3"), "networks.ring: 2x2 switches in 1 stages give 2 ports"),
 ])
@@ -156,6 +156,7 @@ def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
     assert ("topology switch bb_credit=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
             "rrdy_bytes=4 switch_delay_ns=0") in text
     mn = load_machine(write(tmp_path, GOOD.replace('topology = "token_ring"', 'topology = "min"')
+                            .replace('model = "sx"', 'model = "cenju3"')
                             .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500")))
     text = fabric_config_text(mn, tmp_path / "s", tmp_path / "st.json", None)
     assert ("topology min k=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
@@ -287,3 +288,64 @@ def test_a_set_of_another_type_is_refused_too():
     m = load_machine("sure-sx", {"sxm.mips": parse_value("20"), "cluster.run_timeout_s": parse_value("5")})
     assert m.boards["sx"].sxm.mips == 20.0 and m.cluster.run_timeout_s == 5.0
 
+
+# ---- a board on a network it cannot work on ------------------------------------------
+
+FC_ON_HUB = """
+[cluster]
+nodes = 2
+[boards.fc]
+model = "fc"
+network = "lan"
+[networks.lan]
+topology = "hub"
+rate = "100Mb/s"
+mtu = 2136
+"""
+
+C3_ON_SWITCH = """
+[cluster]
+nodes = 2
+[boards.c3]
+model = "cenju3"
+network = "fc"
+[networks.fc]
+topology = "switch"
+rate = "40MB/s"
+"""
+
+
+@pytest.mark.parametrize("text,expect", [
+    (FC_ON_HUB, 'boards.fc on networks.lan: topology = "hub": the fc board cannot work on this '
+                'kind of network; it joins "switch" or "p2p" (a Fibre Channel N_Port'),
+    (C3_ON_SWITCH, 'boards.c3 on networks.fc: topology = "switch": the cenju3 board cannot work '
+                   'on this kind of network; it joins "min" (the interface to the Cenju-3'),
+    (GOOD.replace('topology = "token_ring"', 'topology = "ethernet_switch"')
+     .replace("station_delay_ns = 1000", "mtu = 4500"),
+     'boards.sx on networks.ring: topology = "ethernet_switch": the sx board cannot work on '
+     'this kind of network; it joins "token_ring" or "p2p" or "switch"'),
+    (GOOD.replace('topology = "token_ring"', 'topology = "min"')
+     .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500"),
+     'boards.sx on networks.ring: topology = "min": the sx board cannot work'),
+    (GOOD.replace('model = "sx"', 'model = "e1000"'),
+     'boards.sx on networks.ring: topology = "token_ring": the e1000 board cannot work on this '
+     'kind of network; it joins "hub" or "ethernet_switch" or "p2p"'),
+])
+def test_a_board_on_a_topology_it_cannot_join_is_refused_by_name(tmp_path, text, expect):
+    path = write(tmp_path, text)
+    with pytest.raises(MachineError) as e:
+        load_machine(path)
+    assert path in str(e.value) and expect in str(e.value), str(e.value)
+
+
+def test_every_board_declares_the_topologies_it_joins_and_the_machines_use_only_those():
+    from retrolink.boards import BOARDS
+    from retrolink.topologies import TOPOLOGIES
+    for model, cls in BOARDS.items():
+        assert cls.TOPOLOGIES and set(cls.TOPOLOGIES) <= set(TOPOLOGIES), model
+        assert cls.TOPOLOGIES_WHY, model
+    from retrolink import paths
+    for f in sorted(paths.MACHINES.glob("*.toml")):
+        m = load_machine(str(f))
+        for b in m.boards.values():
+            assert m.networks[b.network].topology in type(b).TOPOLOGIES, (f, b.model)
