@@ -15,6 +15,14 @@ def write(tmp_path, text, name="m.toml"):
     return str(p)
 
 
+def assert_refused(tmp_path, text, expect):
+    """The machine file is refused with an error that names it and says `expect`."""
+    path = write(tmp_path, text)
+    with pytest.raises(MachineError) as e:
+        load_machine(path)
+    assert path in str(e.value) and expect in str(e.value), str(e.value)
+
+
 GOOD = """
 [cluster]
 name = "t"
@@ -80,11 +88,7 @@ def test_defaults_and_units(tmp_path):
      .replace("nodes = 2", "nodes = 3"), "networks.ring: 2x2 switches in 1 stages give 2 ports"),
 ])
 def test_errors_name_file_field_and_expectation(tmp_path, text, expect):
-    path = write(tmp_path, text)
-    with pytest.raises(MachineError) as e:
-        load_machine(path)
-    assert path in str(e.value)
-    assert expect in str(e.value)
+    assert_refused(tmp_path, text, expect)
 
 
 def test_missing_machine_lists_known():
@@ -208,10 +212,7 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
      "'g h' is not a name"),
 ])
 def test_values_qemu_or_the_fabric_would_refuse_are_refused_first(tmp_path, text, expect):
-    path = write(tmp_path, text)
-    with pytest.raises(MachineError) as e:
-        load_machine(path)
-    assert path in str(e.value) and expect in str(e.value), str(e.value)
+    assert_refused(tmp_path, text, expect)
 
 
 def test_a_directory_or_a_binary_file_is_a_clear_error(tmp_path):
@@ -274,10 +275,7 @@ def test_a_bad_set_on_the_command_line_is_an_error_not_a_traceback():
     (GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips = true"), "cluster.cpu_mips"),
 ])
 def test_a_value_of_another_type_is_refused_not_converted(tmp_path, text, expect):
-    path = write(tmp_path, text)
-    with pytest.raises(MachineError) as e:
-        load_machine(path)
-    assert path in str(e.value) and expect in str(e.value), str(e.value)
+    assert_refused(tmp_path, text, expect)
 
 
 def test_a_set_of_another_type_is_refused_too():
@@ -332,10 +330,7 @@ rate = "40MB/s"
      'kind of network; it joins "hub" or "ethernet_switch" or "p2p"'),
 ])
 def test_a_board_on_a_topology_it_cannot_join_is_refused_by_name(tmp_path, text, expect):
-    path = write(tmp_path, text)
-    with pytest.raises(MachineError) as e:
-        load_machine(path)
-    assert path in str(e.value) and expect in str(e.value), str(e.value)
+    assert_refused(tmp_path, text, expect)
 
 
 def test_every_board_declares_the_topologies_it_joins_and_the_machines_use_only_those():
