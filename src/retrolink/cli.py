@@ -131,7 +131,9 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--node", type=int, action="append",
                    help="run only on this node (repeatable); default: every node")
     s.add_argument("--timeout", type=float, help="wall-clock limit of the command in seconds, "
-                   "counted once every node has booted (default: cluster.run_timeout_s)")
+                   "counted once every node has booted (default: cluster.run_timeout_s; "
+                   "none on a machine with a fabric, which ends on "
+                   "cluster.run_limit_virtual_s or a stall)")
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override a machine parameter, e.g. link.rate=125MB/s")
     s.add_argument("--trace", action="store_true", help="write the fabric's frame trace")

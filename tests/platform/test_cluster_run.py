@@ -56,6 +56,16 @@ def test_a_boot_that_takes_too_long_is_named_with_its_limit():
             "cluster.boot_timeout_s)") in r.stderr
 
 
+def test_the_least_memory_the_checks_allow_boots_the_guest():
+    """At units.MIN_NODE_MIB the guest boots and runs its command, its kernel silent: a
+    size the checks let through must not fail in the guest (cold: the boot itself)."""
+    from retrolink.model.units import MIN_NODE_MIB
+    r = run_retrolink("run", "plain", "--cold", "--node", "0", "--set",
+                      f"cluster.memory_mib={MIN_NODE_MIB}", "--", "echo", "booted")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[node0] booted"]
+
+
 def test_bad_machine_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[cluster]\nnodes = 2\nfoo = 1\n")

@@ -15,6 +15,14 @@ def write(tmp_path, text, name="m.toml"):
     return str(p)
 
 
+def assert_refused(tmp_path, text, expect):
+    """The machine file is refused with an error that names it and says `expect`."""
+    path = write(tmp_path, text)
+    with pytest.raises(MachineError) as e:
+        load_machine(path)
+    assert path in str(e.value) and expect in str(e.value), str(e.value)
+
+
 GOOD = """
 [cluster]
 name = "t"
@@ -75,16 +83,12 @@ def test_defaults_and_units(tmp_path):
     ("[cluster\n", "not valid TOML"),
     (GOOD.replace('topology = "token_ring"', 'topology = "switch"')
      .replace("station_delay_ns = 1000", ""), "boards.sx on networks.ring: mtu = 2112: the sx board sends frames"),
-    (GOOD.replace('topology = "token_ring"', 'topology = "min"')
+    (GOOD.replace('topology = "token_ring"', 'topology = "min"').replace('model = "sx"', 'model = "cenju3"')
      .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500\nk = 2\nstages = 1")
      .replace("nodes = 2", "nodes = 3"), "networks.ring: 2x2 switches in 1 stages give 2 ports"),
 ])
 def test_errors_name_file_field_and_expectation(tmp_path, text, expect):
-    path = write(tmp_path, text)
-    with pytest.raises(MachineError) as e:
-        load_machine(path)
-    assert path in str(e.value)
-    assert expect in str(e.value)
+    assert_refused(tmp_path, text, expect)
 
 
 def test_missing_machine_lists_known():
@@ -156,6 +160,7 @@ def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
     assert ("topology switch bb_credit=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
             "rrdy_bytes=4 switch_delay_ns=0") in text
     mn = load_machine(write(tmp_path, GOOD.replace('topology = "token_ring"', 'topology = "min"')
+                            .replace('model = "sx"', 'model = "cenju3"')
                             .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500")))
     text = fabric_config_text(mn, tmp_path / "s", tmp_path / "st.json", None)
     assert ("topology min k=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
@@ -207,10 +212,7 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
      "'g h' is not a name"),
 ])
 def test_values_qemu_or_the_fabric_would_refuse_are_refused_first(tmp_path, text, expect):
-    path = write(tmp_path, text)
-    with pytest.raises(MachineError) as e:
-        load_machine(path)
-    assert path in str(e.value) and expect in str(e.value), str(e.value)
+    assert_refused(tmp_path, text, expect)
 
 
 def test_a_directory_or_a_binary_file_is_a_clear_error(tmp_path):
@@ -247,3 +249,108 @@ def test_a_bad_set_on_the_command_line_is_an_error_not_a_traceback():
     assert "booting" not in r.stderr and "Traceback" not in r.stderr
     r = run_retrolink("run", "plain", "--qemu-trace", "x,file=/tmp/elsewhere", "--", "true")
     assert r.returncode == 2 and "--qemu-trace 'x,file=/tmp/elsewhere'" in r.stderr, r.stderr
+
+
+# ---- values of another TOML type: refused, not converted -----------------------------
+
+@pytest.mark.parametrize("text,expect", [
+    (GOOD.replace("nodes = 2", "nodes = true"), "cluster.nodes: expected a whole number, got true (a boolean)"),
+    (GOOD.replace("nodes = 2", "nodes = 2.0"), "cluster.nodes: expected a whole number, got 2.0 (a float"),
+    (GOOD.replace("nodes = 2", 'nodes = "2"'), 'cluster.nodes: expected a whole number, got "2" (a string); '
+     "write a number without quotes"),
+    (GOOD.replace("station_delay_ns = 1000", 'station_delay_ns = "1000"'),
+     'networks.ring.station_delay_ns: expected a whole number, got "1000" (a string)'),
+    (GOOD.replace("station_delay_ns = 1000", "station_delay_ns = true"),
+     "networks.ring.station_delay_ns: expected a whole number, got true (a boolean)"),
+    (GOOD + "[boards.sx.pm_bus]\nchannels = false\n", "boards.sx.pm_bus.channels: expected a whole number, got false"),
+    (GOOD + "[boards.sx.sxm]\nmips = true\n", "boards.sx.sxm.mips: expected a number, got true (a boolean)"),
+    (GOOD + "[boards.sx.sxm]\nmips = \"2\"\n", 'boards.sx.sxm.mips: expected a number, got "2" (a string)'),
+    (GOOD.replace("nodes = 2", "nodes = 2\nrun_timeout_s = \"10\""), 'cluster.run_timeout_s: expected a number, got "10"'),
+    (GOOD.replace("nodes = 2", "nodes = 2\nstall_timeout_s = true"), "cluster.stall_timeout_s: expected a number, got true"),
+    (GOOD.replace("nodes = 2", "nodes = 2\nkernel_cmdline = 5"), "cluster.kernel_cmdline: expected a string, got 5"),
+    (GOOD.replace('network = "ring"', 'network = "ring"\nnodes = [true, 1]'),
+     "boards.sx.nodes.0: expected a whole number, got true (a boolean)"),
+    (GOOD + "[[networks.ring.synthetic]]\nname = \"g\"\ndst = 0\nsize = 1\ninterval_ns = \"5\"\ncount = 1\n",
+     'networks.ring.synthetic.0.interval_ns: expected a whole number, got "5" (a string)'),
+    (GOOD.replace("nodes = 2", "nodes = 2\ncpu_mips = true"), "cluster.cpu_mips"),
+])
+def test_a_value_of_another_type_is_refused_not_converted(tmp_path, text, expect):
+    assert_refused(tmp_path, text, expect)
+
+
+def test_a_set_of_another_type_is_refused_too():
+    with pytest.raises(MachineError, match="--set cluster.nodes=True: cluster.nodes: expected a whole "
+                                           "number, got true"):
+        load_machine("plain", {"cluster.nodes": parse_value("true")})
+    # a number where a number is wanted still is one, whole or not
+    m = load_machine("sure-sx", {"sxm.mips": parse_value("20"), "cluster.run_timeout_s": parse_value("5")})
+    assert m.boards["sx"].sxm.mips == 20.0 and m.cluster.run_timeout_s == 5.0
+
+
+# ---- a board on a network it cannot work on ------------------------------------------
+
+FC_ON_HUB = """
+[cluster]
+nodes = 2
+[boards.fc]
+model = "fc"
+network = "lan"
+[networks.lan]
+topology = "hub"
+rate = "100Mb/s"
+mtu = 2136
+"""
+
+C3_ON_SWITCH = """
+[cluster]
+nodes = 2
+[boards.c3]
+model = "cenju3"
+network = "fc"
+[networks.fc]
+topology = "switch"
+rate = "40MB/s"
+"""
+
+
+@pytest.mark.parametrize("text,expect", [
+    (FC_ON_HUB, 'boards.fc on networks.lan: topology = "hub": the fc board cannot work on this '
+                'kind of network; it joins "switch" or "p2p" (a Fibre Channel N_Port'),
+    (C3_ON_SWITCH, 'boards.c3 on networks.fc: topology = "switch": the cenju3 board cannot work '
+                   'on this kind of network; it joins "min" (the interface to the Cenju-3'),
+    (GOOD.replace('topology = "token_ring"', 'topology = "ethernet_switch"')
+     .replace("station_delay_ns = 1000", "mtu = 4500"),
+     'boards.sx on networks.ring: topology = "ethernet_switch": the sx board cannot work on '
+     'this kind of network; it joins "token_ring" or "p2p" or "switch"'),
+    (GOOD.replace('topology = "token_ring"', 'topology = "min"')
+     .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500"),
+     'boards.sx on networks.ring: topology = "min": the sx board cannot work'),
+    (GOOD.replace('model = "sx"', 'model = "e1000"'),
+     'boards.sx on networks.ring: topology = "token_ring": the e1000 board cannot work on this '
+     'kind of network; it joins "hub" or "ethernet_switch" or "p2p"'),
+])
+def test_a_board_on_a_topology_it_cannot_join_is_refused_by_name(tmp_path, text, expect):
+    assert_refused(tmp_path, text, expect)
+
+
+def test_every_board_declares_the_topologies_it_joins_and_the_machines_use_only_those():
+    from retrolink.boards import BOARDS
+    from retrolink.topologies import TOPOLOGIES
+    for model, cls in BOARDS.items():
+        assert cls.TOPOLOGIES and set(cls.TOPOLOGIES) <= set(TOPOLOGIES), model
+        assert cls.TOPOLOGIES_WHY, model
+    from retrolink import paths
+    for f in sorted(paths.MACHINES.glob("*.toml")):
+        m = load_machine(str(f))
+        for b in m.boards.values():
+            assert m.networks[b.network].topology in type(b).TOPOLOGIES, (f, b.model)
+
+
+def test_memory_below_what_the_guest_needs_is_refused_before_boot():
+    """160 MiB passed the check (64) and booted a guest whose initramfs did not unpack;
+    the floor is the measured one with a margin (units.MIN_NODE_MIB)."""
+    for small in (64, 160, "191M", units.MIN_NODE_MIB - 1):
+        with pytest.raises(MachineError, match=r"--set cluster.memory_mib=.*: cluster.memory_mib: .* "
+                                               r"the guest needs at least 192 MiB"):
+            load_machine("plain", {"cluster.memory_mib": small})
+    assert load_machine("plain", {"cluster.memory_mib": "192M"}).cluster.memory_mib == 192

@@ -33,6 +33,14 @@ def test_a_kernel_warning_or_oops_fails_a_run_whose_command_finished(artifacts):
         assert f"node{n}-kernel.log" in r.stderr
 
 
+def test_an_initramfs_that_did_not_unpack_fails_the_run():
+    """With too little memory the kernel boots without its whole initramfs and the
+    command printed nothing, rc=0: that was a success."""
+    from retrolink.run.diagnosis import kernel_complaints
+    log = ["[    2.856796] Initramfs unpacking failed: write error", "[    3.0] ok"]
+    assert kernel_complaints(log) == ["Initramfs unpacking failed: write error"]
+
+
 def test_output_that_looks_like_the_end_marker_is_kept(artifacts):
     """A command printing the old end marker, or one with a guessed nonce, goes on."""
     cmd = ("echo '@@retrolink-end rc=0'; echo '@@retrolink-end-0123456789abcdef rc=7'; "

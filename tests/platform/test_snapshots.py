@@ -172,3 +172,47 @@ def test_synthetic_stations_start_at_the_barrier_from_a_snapshot_as_in_a_cold_bo
     barrier = int(log2.split("started at the boot barrier, ")[1].split(" ns")[0])
     assert len(ready) == 20 and ready[0] == barrier
     assert ready == [barrier + i * 1_000_000 for i in range(20)]
+
+
+def _qmp_that_hangs_up(path):
+    """A QMP server that greets, takes qmp_capabilities, then closes the connection at
+    the next command: what the snapshot maker sees of a QEMU that ends while it waits."""
+    import socket
+    import threading
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        conn.sendall(b'{"QMP": {"version": {"qemu": {"micro": 0, "minor": 0, "major": 10}, '
+                     b'"package": ""}, "capabilities": []}}\n')
+        conn.recv(4096)                        # qmp_capabilities
+        conn.sendall(b'{"return": {}}\n')
+        conn.recv(4096)                        # query-status: hang up instead
+        conn.close()
+        srv.close()
+    threading.Thread(target=serve, daemon=True).start()
+
+
+@pytest.mark.parametrize("qemu_ends", [False, True])
+def test_a_qemu_gone_while_saving_is_said_in_our_words(tmp_path, capsys, qemu_ends):
+    """The maker said the QMP library's words ('QMPClient is disconnecting. Call
+    disconnect() to return to IDLE state.'). Now: which node, what it was doing, and
+    nothing at all when the run sees the QEMU gone (the run names that failure)."""
+    import time
+    _qmp_that_hangs_up(tmp_path / "q.sock")
+    build = tmp_path / "build"
+    build.mkdir()
+    t0 = time.monotonic()
+    alive = (lambda: time.monotonic() - t0 < 1.0) if qemu_ends else (lambda: True)
+    maker = snapshot.SnapshotMaker([tmp_path / "q.sock"], build, "k", alive=alive, fabric=False)
+    maker.start()
+    maker.join(timeout=30)
+    err = capsys.readouterr().err
+    assert maker.problem == ("node0's QEMU closed its monitor connection while retrolink was "
+                             "waiting for node0 to stop at the barrier (the QEMU ended, or "
+                             "the run was interrupted)"), maker.problem
+    assert not maker.made and not build.exists()
+    assert "QMPClient" not in err
+    assert ("no snapshot made: node0's QEMU closed" in err) != qemu_ends, err

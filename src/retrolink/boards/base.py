@@ -24,6 +24,10 @@ class BoardBase(Strict):
     PROTOCOL: ClassVar[str] = "any"
     # it sends frames to every other station (RL_NODE_BROADCAST), and why
     NEEDS_BROADCAST: ClassVar[str] = ""
+    # the topologies (src/retrolink/topologies/) whose networks it can join, and why
+    # those: a board on any other is refused by name before anything boots
+    TOPOLOGIES: ClassVar[tuple[str, ...]] = ()
+    TOPOLOGIES_WHY: ClassVar[str] = ""
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
@@ -53,6 +57,11 @@ class BoardBase(Strict):
     def check(self, network) -> list[str]:
         """What this board cannot work with on that network (empty: nothing)."""
         problems = []
+        if network.topology not in self.TOPOLOGIES:
+            allowed = " or ".join(f'"{t}"' for t in self.TOPOLOGIES) or "none (it declares none)"
+            problems.append(f"topology = \"{network.topology}\": the {self.model} board cannot "
+                            f"work on this kind of network; it joins {allowed} "
+                            f"({self.TOPOLOGIES_WHY})")
         if network.mtu < self.MAX_FRAME_BYTES:
             problems.append(f"mtu = {network.mtu}: the {self.model} board sends frames of up "
                             f"to {self.MAX_FRAME_BYTES} bytes ({self.MAX_FRAME_WHAT}), which "

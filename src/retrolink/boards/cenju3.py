@@ -54,6 +54,10 @@ class Cenju3Board(BoardBase):
     # the NIC driver, then NORMA IPC/DE over it (guest/kernel/cenju3/, guest/kernel/norma/)
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("cenju3", "norma")
     PROTOCOL: ClassVar[str] = "cenju3"
+    TOPOLOGIES: ClassVar[tuple[str, ...]] = ("min",)
+    TOPOLOGIES_WHY: ClassVar[str] = ("the interface to the Cenju-3's multistage network of "
+                                     "crossbar switches (cenju-3.md), for which it builds its "
+                                     "packets' routing tags; docs/boards/cenju3.md")
     pe: PeBusParams = PeBusParams()
     interface: InterfaceParams = InterfaceParams()
 

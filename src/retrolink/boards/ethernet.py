@@ -63,6 +63,9 @@ class EthernetBoard(BoardBase):
 
     IP_NETWORKING: ClassVar[bool] = True
     PROTOCOL: ClassVar[str] = "ethernet"
+    TOPOLOGIES: ClassVar[tuple[str, ...]] = ("hub", "ethernet_switch", "p2p")
+    TOPOLOGIES_WHY: ClassVar[str] = ("an IEEE 802.3 station: a CSMA/CD hub, a switch, or a "
+                                     "full-duplex link; docs/boards/ethernet.md")
     NEEDS_BROADCAST: ClassVar[str] = "ARP and every Ethernet broadcast and multicast"
     # the largest frame the guest sends at its default MTU: 1500 bytes of IP behind the
     # 14-byte Ethernet header (the fabric carries frames without their FCS)

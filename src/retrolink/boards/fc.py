@@ -46,6 +46,10 @@ class FcBoard(BoardBase):
     MAX_FRAME_WHAT: ClassVar[str] = "FC's 2112-byte payload and the 24-byte frame header"
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("fc",)
     PROTOCOL: ClassVar[str] = "fc"
+    TOPOLOGIES: ClassVar[tuple[str, ...]] = ("switch", "p2p")
+    TOPOLOGIES_WHY: ClassVar[str] = ("a Fibre Channel N_Port (puma-iii.md): an FC switch with "
+                                     "buffer-to-buffer credits, or a point-to-point FC link; "
+                                     "docs/boards/fc.md")
     # IP over FC (RFC 2625) on channel 0: the guest gets an interface on this network
     IP_NETWORKING: ClassVar[bool] = True
     sbus: SbusParams = SbusParams()

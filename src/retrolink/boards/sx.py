@@ -48,6 +48,12 @@ class SxBoard(BoardBase):
     MAX_FRAME_WHAT: ClassVar[str] = "a 4 KB message and its header"
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("sx",)
     PROTOCOL: ClassVar[str] = "sx"
+    # its own network is FDDI (sure-sx.md); a frame is a whole message, never split
+    TOPOLOGIES: ClassVar[tuple[str, ...]] = ("token_ring", "p2p", "switch")
+    TOPOLOGIES_WHY: ClassVar[str] = ("an FDDI station (sure-sx.md): the timed-token ring, or a "
+                                     "link or switch that carries its whole-message frames as "
+                                     "they are (machines/sx-pair.toml, sx-switch.toml); not "
+                                     "802.3 Ethernet, nor a network of 508-byte packets")
     sxm: SxmParams = SxmParams()
     pm_bus: PmBusParams = PmBusParams()
 

@@ -26,6 +26,10 @@ class MachineError(Exception):
     """A machine file is missing, unreadable or invalid; str() says where and why."""
 
 
+# the wall-clock caps of a machine without a fabric, when its file sets none
+PLAIN_BOOT_TIMEOUT_S, PLAIN_RUN_TIMEOUT_S = 300.0, 900.0
+
+
 class ClusterSettings(Strict):
     name: Name = ""          # default: not validated; runs are then named "cluster"
     description: str = ""
@@ -37,8 +41,16 @@ class ClusterSettings(Strict):
     # optional: one speed per node (nodes may differ; the fabric handles each one's
     # granularity); overrides cpu_mips
     cpu_mips_per_node: Optional[list[float]] = None
-    boot_timeout_s: float = Field(default=300.0, gt=0, le=86400)
-    run_timeout_s: float = Field(default=900.0, gt=0, le=86400)
+    # wall-clock caps, only where a person asked for one (this field, or run's --timeout):
+    # a slow host makes a run slower, never failed. A run with a fabric ends on the
+    # virtual-time cap below and on a stall; one without (plain), whose clocks retrolink
+    # cannot read, keeps PLAIN_BOOT_TIMEOUT_S and PLAIN_RUN_TIMEOUT_S (docs/reliability.md)
+    boot_timeout_s: Optional[float] = Field(default=None, gt=0, le=86400)
+    run_timeout_s: Optional[float] = Field(default=None, gt=0, le=86400)
+    # our choice: a run ends when a node's virtual clock (since power on) passes this;
+    # far above the longest run we know (a benchmark's boot and measurement, at 40 MIPS
+    # a boot alone is ~150 s), low enough that a runaway command ends
+    run_limit_virtual_s: float = Field(default=3600.0, gt=0, le=86400)
     # our choice: a cluster whose lock-step has not moved for this long (wall clock) has
     # a node that stopped (docs/reliability.md); the run ends naming it
     stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
@@ -89,6 +101,17 @@ class Machine(Strict):
     @property
     def uses_fabric(self) -> bool:
         return bool(self.networks)
+
+    def wall_caps(self, timeout_s: float | None = None) -> tuple[float | None, float | None]:
+        """The wall-clock caps of a run (None: none): booting, then the commands.
+        timeout_s: run's --timeout. Only a machine without a fabric has them by default:
+        a fabric's lock-step file shows the nodes' clocks (the virtual cap and the stall
+        watch), a lone QEMU's does not."""
+        c = self.cluster
+        boot, run = c.boot_timeout_s, timeout_s or c.run_timeout_s
+        if self.uses_fabric:
+            return boot, run
+        return boot or PLAIN_BOOT_TIMEOUT_S, run or PLAIN_RUN_TIMEOUT_S
 
     def boards_on(self, node: int) -> list[BoardBase]:
         return [b for b in self.boards.values() if node in b.node_ids(self.cluster.nodes)]
@@ -163,10 +186,38 @@ _NAMED_TABLES = ("boards", "networks")
 
 def _error_path(loc: tuple) -> list[str]:
     """An error location as the user writes the field: boards.sx.sxm.mips."""
-    parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))]
+    # (pydantic names the branches of a union and its validators: 'literal['all']',
+    # 'list[int]', 'function-after[...]'; a user's name never has brackets)
+    parts = [str(p) for p in loc if not str(p).startswith(("function-", "tagged-"))
+             and not re.fullmatch(r"[a-z-]+\[.*\]", str(p))]
     if len(parts) > 2 and parts[0] in _NAMED_TABLES:
         del parts[2]
     return parts
+
+
+# what a field of each kind takes: the schema is strict (schema.Strict), so a value of
+# another TOML type is refused, not converted (true is not 1, "1000" not a time)
+_EXPECTED = {"int_type": "a whole number", "float_type": "a number",
+             "string_type": "a string", "bool_type": "true or false",
+             "list_type": "a list", "model_type": "a table", "dict_type": "a table"}
+
+
+def _given(v) -> str:
+    """A value as the user wrote it in TOML, with its type."""
+    if isinstance(v, bool):
+        return f"{str(v).lower()} (a boolean)"
+    if isinstance(v, str):
+        return f"\"{v}\" (a string)"
+    if isinstance(v, float):
+        return f"{v!r} (a number with a fraction)" if v != int(v) else \
+            f"{v!r} (a float; write a whole number without the '.0')"
+    if isinstance(v, int):
+        return f"{v} (a whole number)"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "a table"
+    return repr(v)
 
 
 def _describe(err: dict) -> str:
@@ -179,6 +230,10 @@ def _describe(err: dict) -> str:
             msg += "; did you mean " + " or ".join(suggestions) + "?"
     elif err["type"] == "missing":
         msg = "required field is missing"
+    elif err["type"] in _EXPECTED:
+        msg = f"expected {_EXPECTED[err['type']]}, got {_given(err['input'])}"
+        if isinstance(err["input"], str) and err["type"] in ("int_type", "float_type"):
+            msg += "; write a number without quotes"
     return f"{loc or '(top level)'}: {msg}"
 
 

@@ -14,7 +14,7 @@ from retrolink.model import units
 
 class Strict(BaseModel):
     # allow_inf_nan: a float field never takes inf or nan (QEMU and the fabric refuse them)
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 # a rate in bytes/s, written as a number, "12.5MB/s" or "100Mb/s"

@@ -8,6 +8,15 @@ _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKMG]?)(B|b)/s\s*$")
 # enough that a byte count times 10^9 ns over it never overflows 64 bits.
 MAX_RATE = 10**12
 MAX_NODE_MIB = 16384
+# The least guest RAM per node. Measured (cold boots of sure-sx and plain, --set
+# cluster.memory_mib=N -- "echo hello", the 34 MiB initramfs of November 2026): at 162 MiB
+# and above the guest boots; at 160 and 144 its initramfs does not unpack ("Initramfs
+# unpacking failed: write error": no command, no output), at 136 and below the kernel
+# panics while booting ("System is deadlocked on memory"), at 64 before it prints
+# anything. 192 leaves 30 MiB over the measured floor: the boards' own memory (the FC
+# driver's receive ring, 2 MiB, and DMA buffers of up to 4 MiB each; the Cenju-3 rings
+# and OOL pages; docs/boards/fc-driver.md, cenju3-driver.md) and a growing initramfs.
+MIN_NODE_MIB = 192
 _SCALE = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -40,8 +49,10 @@ def parse_mib(value) -> int:
         if not m:
             raise ValueError(f"{value!r} is not a memory size; expected e.g. \"256M\" or \"1G\"")
         mib = int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
-    if mib < 64:
-        raise ValueError(f"{value!r}: at least 64 MiB are needed to boot the guest")
+    if mib < MIN_NODE_MIB:
+        raise ValueError(f"{value!r}: the guest needs at least {MIN_NODE_MIB} MiB (below about "
+                         "162 MiB its initramfs does not unpack, or its kernel panics while "
+                         "booting; docs/machines.md)")
     if mib > MAX_NODE_MIB:
         raise ValueError(f"{value!r}: at most {MAX_NODE_MIB} MiB per node (every node is a "
                          "QEMU on this host, and a period machine had far less)")

@@ -6,6 +6,7 @@ the isa-debug-exit port when done.
 """
 import ctypes
 import json
+import math
 import os
 import shlex
 import shutil
@@ -122,6 +123,8 @@ FABRIC_DEATH_GRACE_S = 2.0
 POLL_S, MARK_POLL_S = 0.05, 0.01
 # a stall is announced (once) after this long; the run ends at cluster.stall_timeout_s
 STALL_NOTICE_S = 10.0
+# how often the nodes' virtual clocks are read for cluster.run_limit_virtual_s
+VIRTUAL_POLL_S = 0.5
 
 
 class Cluster:
@@ -251,12 +254,16 @@ class Cluster:
             return conf, argvs
         return conf + f"save_state {build / snapshot.FABRIC_STATE}\n", argvs
 
-    def wait(self, timeout_s: float, boot_timeout_s: float) -> RunResult:
-        """Wait for every node's command: up to boot_timeout_s for all of them to boot,
-        then up to timeout_s from the moment the last one booted (so a slow boot on a
-        loaded host does not eat the command's time)."""
+    def wait(self, timeout_s: float | None, boot_timeout_s: float | None) -> RunResult:
+        """Wait for every node's command. Wall-clock caps only if given (a person asked
+        for them): up to boot_timeout_s for all of them to boot, then up to timeout_s
+        from the moment the last one booted. Otherwise the run ends when a node's virtual
+        clock passes cluster.run_limit_virtual_s, or on a stall (_StallWatch): a slow
+        host makes a run slower, never failed."""
         start = time.monotonic()
-        deadline = start + boot_timeout_s
+        deadline = start + boot_timeout_s if boot_timeout_s else math.inf
+        clocks = _VirtualCap(self.socket if self.machine.uses_fabric else None,
+                             self.machine.cluster.nodes, self.machine.cluster.run_limit_virtual_s)
         all_booted = False
         marks: dict = {}
         mark_slots: dict = {}
@@ -270,7 +277,10 @@ class Cluster:
                     break
                 self._read_outputs(marks, mark_slots, start)
                 if not all_booted and all(o.booted for o in self.outputs):
-                    all_booted, deadline = True, now + timeout_s
+                    all_booted, deadline = True, now + timeout_s if timeout_s else math.inf
+                if clocks.check(now):
+                    ended_by = "virtual"
+                    break
                 # status 0 is the fabric's normal end, after the last node's BYE, which can come
                 # just before that node's QEMU has exited: only a failure counts here
                 if self.fabric and fabric_died_at is None and self.fabric.poll() not in (None, 0):
@@ -292,9 +302,15 @@ class Cluster:
         self.stop()
         self._read_outputs(marks, mark_slots, start, final=True)
         waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
-        limit = (f"timed out after {timeout_s:.0f} s (wall clock)" if all_booted else
-                 f"timed out after {boot_timeout_s:.0f} s of booting (wall clock; "
-                 "cluster.boot_timeout_s)")
+        # (what ended the run for the nodes still running then)
+        if ended_by == "virtual":
+            limit = (f"the virtual clock of node{clocks.passed_by} passed "
+                     f"{self.machine.cluster.run_limit_virtual_s:g} s (cluster.run_limit_virtual_s)")
+        elif all_booted:
+            limit = f"timed out after {timeout_s or 0:.0f} s (wall clock)"
+        else:
+            limit = (f"timed out after {boot_timeout_s or 0:.0f} s of booting (wall clock; "
+                     "cluster.boot_timeout_s)")
         results = [self._node_result(n, still_running, ended_by, waited_for, limit)
                    for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
@@ -319,7 +335,7 @@ class Cluster:
         if n in waited_for:
             r.problems.append(stall_reason(waited_for[n], still_running.get(n, "")) + log_note)
         elif n in still_running:
-            why = {"timeout": limit,
+            why = {"timeout": limit, "virtual": limit,
                    "fabric": "stopped, because the fabric ended",
                    "stall": "stopped, waiting for " + ", ".join(
                        f"node{k}" for k in sorted(waited_for)) + " (stalled)"}[ended_by]
@@ -384,6 +400,28 @@ class Cluster:
             self.maker.join(timeout=30)
         if self.sockets != self.dir:
             shutil.rmtree(self.sockets, ignore_errors=True)
+
+
+class _VirtualCap:
+    """Reads the nodes' virtual clocks from the lock-step file (each node's time at its
+    last sync point) every VIRTUAL_POLL_S, and tells the run to end once one passes the
+    cap. Without a fabric there is no file: never."""
+
+    def __init__(self, socket: Path | None, nodes: int, limit_s: float):
+        self.socket, self.nodes, self.limit_ns = socket, nodes, int(limit_s * 1e9)
+        self.next_s = 0.0
+        self.passed_by: int | None = None
+
+    def check(self, now: float) -> bool:
+        if self.socket is None or now < self.next_s:
+            return False
+        self.next_s = now + VIRTUAL_POLL_S
+        slots = lockstep.read_slots(self.socket) or []
+        over = [n for n, s in enumerate(slots[:self.nodes])
+                if s.time_ns != lockstep.NEVER and s.time_ns > self.limit_ns]
+        if over:
+            self.passed_by = over[0]
+        return bool(over)
 
 
 class _StallWatch:

@@ -13,7 +13,9 @@ from pathlib import Path
 # said any of these fails, even if the command finished (a driver bug is a failure).
 KERNEL_COMPLAINT = re.compile(
     r"(Oops\b|BUG:|kernel BUG at|WARNING:|Kernel panic|general protection fault|UBSAN:|"
-    r"INFO: task \S+ blocked|watchdog: BUG|rcu: INFO|retrolink-init: )")
+    r"INFO: task \S+ blocked|watchdog: BUG|rcu: INFO|retrolink-init: |"
+    # too little memory for the initramfs: the command may find nothing it needs
+    r"Initramfs unpacking failed)")
 _TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s*")
 _CRASH = ("Kernel panic - not syncing[^\n]*", "BUG: [^\n]*", "kernel BUG at[^\n]*",
           "Oops[^\n]*", "general protection fault[^\n]*")

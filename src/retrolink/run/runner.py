@@ -26,7 +26,8 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
                 "from the kernel)")
         elif announce and cluster.maker:
             say("a cold boot, saving a snapshot at the boot barrier for the next runs")
-        return cluster.wait(timeout_s or c.run_timeout_s, c.boot_timeout_s)
+        boot_s, run_s = machine.wall_caps(timeout_s)
+        return cluster.wait(run_s, boot_s)
     finally:
         cluster.stop()
 

@@ -220,6 +220,20 @@ class _ClusterGone(Exception):
     """The cluster stopped before the snapshot was made: its run says why."""
 
 
+# how long a lost monitor connection waits for the run to see its QEMU gone (a QEMU that
+# exits closes its socket a moment before its process ends)
+GONE_GRACE_S = 2.0
+
+
+def _connection_lost(e: BaseException) -> bool:
+    """The QMP library's ways of saying that QEMU closed the connection (its words, e.g.
+    'QMPClient is disconnecting. Call disconnect() to return to IDLE state.', are not
+    for the user)."""
+    from qemu.qmp import ConnectError, ExecInterruptedError, StateError
+    return isinstance(e, (StateError, ExecInterruptedError, ConnectError, EOFError,
+                          ConnectionError))
+
+
 class SnapshotMaker(threading.Thread):
     """During a cold boot that makes a snapshot: wait until every node has stopped at
     the barrier (the fabric asked them to, or, without a fabric, their barrier device's
@@ -236,6 +250,8 @@ class SnapshotMaker(threading.Thread):
         self.problem = ""
         self.made: Path | None = None
         self.saved_s: float | None = None
+        # the node and the step under way, for a failure's message
+        self.node, self.doing = 0, "connecting to it"
 
     def run(self) -> None:
         import asyncio
@@ -245,6 +261,15 @@ class SnapshotMaker(threading.Thread):
             self.problem = str(e)           # the run says what happened to the cluster
         except Exception as e:       # noqa: BLE001 - any failure: the run goes on cold
             self.problem = str(e) or type(e).__name__
+            if _connection_lost(e):
+                self.problem = (f"node{self.node}'s QEMU closed its monitor connection while "
+                                f"retrolink was {self.doing} (the QEMU ended, or the run "
+                                "was interrupted)")
+                # the run names what happened to a QEMU that is gone: wait to know
+                deadline = time.monotonic() + GONE_GRACE_S
+                while self.alive() and not self.stopping.is_set() and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.05)
             if not (self.stopping.is_set() or not self.alive()):
                 say(f"no snapshot made: {self.problem}")
         if self.problem:
@@ -258,17 +283,18 @@ class SnapshotMaker(threading.Thread):
         try:
             for n, p in enumerate(self.qmp_paths):
                 nodes.append(await self._wait(lambda: self._connect(n, p),
-                                              f"node{n}'s QMP socket {p}"))
+                                              f"node{n}'s QMP socket {p}", n))
             for n, c in enumerate(nodes):
                 await self._wait(lambda: self._status(c, "paused"),
-                                 f"node{n} to stop at the barrier")
+                                 f"node{n} to stop at the barrier", n)
             started = time.monotonic()
             for n, c in enumerate(nodes):
                 # a stopped VM to a local file: no reason for QEMU's default 128 MiB/s cap
+                self.node, self.doing = n, "starting to save it"
                 await c.execute("migrate-set-parameters", {"max-bandwidth": MIGRATE_BYTES_PER_S})
                 await c.execute("migrate", {"uri": f"file:{Snapshot(self.build, 0).node_file(n)}"})
             for n, c in enumerate(nodes):
-                await self._wait(lambda: self._migrated(c, n), f"node{n}'s snapshot")
+                await self._wait(lambda: self._migrated(c, n), f"node{n}'s snapshot", n)
             self.saved_s = time.monotonic() - started
             if self.fabric:
                 state = self.build / FABRIC_STATE
@@ -333,11 +359,13 @@ class SnapshotMaker(threading.Thread):
                                f"{info.get('error-desc', 'no reason given')}")
         return status == "completed"
 
-    async def _wait(self, ready, what: str):
+    async def _wait(self, ready, what: str, node: int = None):
         """Until ready() (a function, or one returning an awaitable) is true; returns
         what it returned then."""
         import asyncio
         import inspect
+        if node is not None:
+            self.node, self.doing = node, f"waiting for {what}"
         deadline = time.monotonic() + SAVE_TIMEOUT_S
         while True:
             r = ready()

@@ -45,7 +45,7 @@ def test_addresses_and_names_of_the_nodes():
     assert option(argv, "-fw_cfg", "name=opt/retrolink/ip") == \
         "name=opt/retrolink/ip,string=52:54:00:52:00:00 198.18.0.1/24 0\n"
     # a NIC that cannot show its link: the guest waits link-up-ns for it
-    e100 = load_machine("eth-pair", {"eth.model": "e100", "eth.link_up_ns": "1500000"})
+    e100 = load_machine("eth-pair", {"eth.model": "e100", "eth.link_up_ns": 1500000})
     assert guest_net.interface_lines(e100, 1) == "52:54:00:52:00:01 198.18.0.2/24 0.0015\n"
     assert guest_net.hosts_file(m) == ("127.0.0.1 localhost\n198.18.0.1 node0 node0-lan\n"
                                        "198.18.0.2 node1 node1-lan\n")
