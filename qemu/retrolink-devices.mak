@@ -2,9 +2,8 @@
 # port (nodes end by writing to it: an exact, immediate exit) and our devices.
 CONFIG_Q35=y
 CONFIG_SERIAL_ISA=y
-CONFIG_RETROLINK_SX=y
-CONFIG_RETROLINK_FC=y
-CONFIG_RETROLINK_CENJU3=y
+# the PCI boards of include/retrolink/boards.def (qemu/<board>/)
+CONFIG_RETROLINK_PCI_BOARD=y
 CONFIG_ISA_DEBUG=y
 # the boot barrier's port, where clusters are snapshotted (docs/snapshots.md)
 CONFIG_RETROLINK_BARRIER=y
