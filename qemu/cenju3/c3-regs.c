@@ -16,6 +16,46 @@
 #include "c3.h"
 #include "hw/retrolink/trace.h"
 
+/* For trace events (rl_reg_name). */
+static const RlRegName c3_reg_names[] = {
+    RL_REG(C3_REG_, ID),
+    RL_REG(C3_REG_, VERSION),
+    RL_REG(C3_REG_, NODE_ID),
+    RL_REG(C3_REG_, NUM_NODES),
+    RL_REG(C3_REG_, CTRL),
+    RL_REG(C3_REG_, STATUS),
+    RL_REG(C3_REG_, IRQ_STATUS),
+    RL_REG(C3_REG_, IRQ_MASK),
+    RL_REG(C3_REG_, ERROR),
+    RL_REG(C3_REG_, REQ_BASE_LO),
+    RL_REG(C3_REG_, REQ_BASE_HI),
+    RL_REG(C3_REG_, REQ_SIZE),
+    RL_REG(C3_REG_, EVQ_BASE_LO),
+    RL_REG(C3_REG_, EVQ_BASE_HI),
+    RL_REG(C3_REG_, EVQ_SIZE),
+    RL_REG(C3_REG_, RXT_BASE_LO),
+    RL_REG(C3_REG_, RXT_BASE_HI),
+    RL_REG(C3_REG_, RXT_SLOTS),
+    RL_REG(C3_REG_, REQ_TAIL),
+    RL_REG(C3_REG_, REQ_HEAD),
+    RL_REG(C3_REG_, EVQ_TAIL),
+    RL_REG(C3_REG_, EVQ_HEAD),
+    RL_REG(C3_REG_, CACHE_ADDR_LO),
+    RL_REG(C3_REG_, CACHE_ADDR_HI),
+    RL_REG(C3_REG_, CACHE_LEN),
+    RL_REG(C3_REG_, CACHE_OP),
+    RL_REG(C3_REG_, NOW_LO),
+    RL_REG(C3_REG_, NOW_HI),
+    RL_REG(C3_REG_, TX_PACKETS),
+    RL_REG(C3_REG_, RX_PACKETS),
+    RL_REG(C3_REG_, REQ_ERRORS),
+    RL_REG(C3_REG_, STALLS),
+    RL_REG(C3_REG_, CACHE_MISSES),
+    RL_REG(C3_REG_, RDMA_ERRORS),
+    RL_REG(C3_REG_, CACHE_OPS),
+    { 0, NULL }
+};
+
 static void c3_refused(C3State *s, hwaddr addr, unsigned size, bool write, const char *why)
 {
     c3_guest_error(s, "%u-byte %s at offset 0x%" HWADDR_PRIx " refused: %s", size,
@@ -230,7 +270,7 @@ static uint64_t c3_read(void *opaque, hwaddr addr, unsigned size)
         c3_refused(s, addr, size, false, "write-only or unknown register");
         return 0;
     }
-    trace_retrolink_c3_reg_read(s->rl->node, addr, val);
+    trace_retrolink_c3_reg_read(s->rl->node, rl_reg_name(c3_reg_names, addr), addr, val);
     return val;
 }
 
@@ -262,7 +302,7 @@ static void c3_write(void *opaque, hwaddr addr, uint64_t val64, unsigned size)
         c3_refused(s, addr, size, true, "the registers are 32-bit");
         return;
     }
-    trace_retrolink_c3_reg_write(s->rl->node, addr, val);
+    trace_retrolink_c3_reg_write(s->rl->node, rl_reg_name(c3_reg_names, addr), addr, val);
     cfg = c3_config_reg(s, addr);
     if (cfg) {
         if (c3_enabled(s)) {

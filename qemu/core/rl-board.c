@@ -111,6 +111,18 @@ MemTxResult rl_board_dma_rw(RlBoard *b, uint64_t addr, void *buf, uint64_t len, 
                          MEMTXATTRS_UNSPECIFIED);
 }
 
+/* ---- trace ---------------------------------------------------------------------------- */
+
+const char *rl_reg_name(const RlRegName *names, uint64_t offset)
+{
+    for (; names->name; names++) {
+        if (names->offset == offset) {
+            return names->name;
+        }
+    }
+    return "unknown";
+}
+
 /* ---- migration ---------------------------------------------------------------------- */
 
 int rl_board_refuse(RlBoard *b, const char *fmt, ...)

@@ -114,6 +114,19 @@ static inline MemTxResult rl_board_dma_write(RlBoard *b, uint64_t addr, const vo
 }
 
 /*
+ * Register names for trace events (the tulip_reg_name() of hw/net/tulip.c): a board's
+ * table of { offset, name }, ended by { 0, NULL }; RL_REG(FC_REG_, CTRL) is
+ * { FC_REG_CTRL, "CTRL" }.
+ */
+typedef struct RlRegName {
+    uint64_t offset;
+    const char *name;
+} RlRegName;
+#define RL_REG(prefix, reg) { prefix##reg, #reg }
+/* The name of the register at offset, "unknown" if the table has none. */
+const char *rl_reg_name(const RlRegName *names, uint64_t offset);
+
+/*
  * A loaded state is refused: "<board> node N: the stream's <what>" in QEMU's log.
  * Returns -EINVAL, for post_load to return.
  */

@@ -18,6 +18,68 @@
 #include "fc.h"
 #include "hw/retrolink/trace.h"
 
+/* For trace events (rl_reg_name): the control page, a channel's registers in it, and
+ * a channel's page. */
+static const RlRegName fc_ctrl_names[] = {
+    RL_REG(FC_REG_, ID),
+    RL_REG(FC_REG_, VERSION),
+    RL_REG(FC_REG_, NODE_ID),
+    RL_REG(FC_REG_, NUM_NODES),
+    RL_REG(FC_REG_, CTRL),
+    RL_REG(FC_REG_, STATUS),
+    RL_REG(FC_REG_, IRQ_STATUS),
+    RL_REG(FC_REG_, IRQ_MASK),
+    RL_REG(FC_REG_, MAC_LO),
+    RL_REG(FC_REG_, MAC_HI),
+    RL_REG(FC_REG_, PEERS_UP),
+    RL_REG(FC_REG_, ERROR),
+    { 0, NULL }
+};
+
+static const RlRegName fc_ch_names[] = {
+    RL_REG(FC_CH_, CTRL),
+    RL_REG(FC_CH_, STATUS),
+    RL_REG(FC_CH_, DVMA_LO),
+    RL_REG(FC_CH_, DVMA_HI),
+    RL_REG(FC_CH_, DVMA_PAGES),
+    RL_REG(FC_CH_, RX_RING),
+    RL_REG(FC_CH_, RX_SLOTS),
+    RL_REG(FC_CH_, TX_FRAMES),
+    RL_REG(FC_CH_, RX_FRAMES),
+    RL_REG(FC_CH_, RX_DROPS),
+    RL_REG(FC_CH_, ERRORS),
+    { 0, NULL }
+};
+
+static const RlRegName fc_chan_names[] = {
+    RL_REG(FC_U_, NODE_ID),
+    RL_REG(FC_U_, NUM_NODES),
+    RL_REG(FC_U_, TX_ADDR),
+    RL_REG(FC_U_, TX_LEN),
+    RL_REG(FC_U_, TX_DEST),
+    RL_REG(FC_U_, TX_TAG),
+    RL_REG(FC_U_, TX_GO),
+    RL_REG(FC_U_, TX_BUSY),
+    RL_REG(FC_U_, TX_STATUS),
+    RL_REG(FC_U_, TX_DONE),
+    RL_REG(FC_U_, PIO_SEND),
+    RL_REG(FC_U_, PIO_TAG),
+    RL_REG(FC_U_, TXQ_FREE),
+    RL_REG(FC_U_, RX_RELEASE),
+    RL_REG(FC_U_, RX_DROPS),
+    RL_REG(FC_U_, PIO_BUF),
+    { 0, NULL }
+};
+
+/* A control page register's name; a channel's register is named as in its table. */
+static const char *fc_ctrl_reg_name(hwaddr addr)
+{
+    if (addr >= FC_CH_REG(0, 0) && addr < FC_CH_REG(FC_CHANNELS, 0)) {
+        return rl_reg_name(fc_ch_names, (addr - FC_CH_REG(0, 0)) % 0x40);
+    }
+    return rl_reg_name(fc_ctrl_names, addr);
+}
+
 static void fc_refused(FcState *s, const char *bar, hwaddr addr, unsigned size, bool write,
                        const char *why)
 {
@@ -40,12 +102,12 @@ static bool fc_channel_config_ok(FcState *s, FcChannel *ch)
 {
     uint64_t ring_bytes = (uint64_t)ch->rx_slots * FC_RX_SLOT_SIZE;
 
-    if ((ch->dvma_lo & 7) || ch->dvma_pages == 0 || ch->dvma_pages > FC_DVMA_MAX_PAGES ||
+    if ((ch->dvma.table_lo & 7) || ch->dvma.pages == 0 || ch->dvma.pages > FC_DVMA_MAX_PAGES ||
         (ch->rx_ring % FC_DVMA_PAGE) || ch->rx_slots == 0 || ch->rx_slots > FC_RX_MAX_SLOTS ||
-        ch->rx_ring + ring_bytes > (uint64_t)ch->dvma_pages * FC_DVMA_PAGE) {
+        ch->rx_ring + ring_bytes > (uint64_t)ch->dvma.pages * FC_DVMA_PAGE) {
         return false;
     }
-    return fc_dvma_map(s, ch, ch->rx_ring, ring_bytes, true, NULL);
+    return rl_dma_window_map(&ch->dvma, ch->rx_ring, ring_bytes, true, RL_DMA_ANY_TAG, NULL);
 }
 
 static void fc_channel_enable(FcState *s, uint32_t c, bool on)
@@ -107,9 +169,9 @@ static uint32_t fc_ch_read(FcState *s, uint32_t c, hwaddr r, bool *ok)
     case FC_CH_STATUS:
         return (ch->ctrl & FC_CH_ENABLE ? FC_CHS_ENABLED : 0) |
                (ch->tx_active ? 0 : FC_CHS_IDLE);
-    case FC_CH_DVMA_LO: return ch->dvma_lo;
-    case FC_CH_DVMA_HI: return ch->dvma_hi;
-    case FC_CH_DVMA_PAGES: return ch->dvma_pages;
+    case FC_CH_DVMA_LO: return ch->dvma.table_lo;
+    case FC_CH_DVMA_HI: return ch->dvma.table_hi;
+    case FC_CH_DVMA_PAGES: return ch->dvma.pages;
     case FC_CH_RX_RING: return ch->rx_ring;
     case FC_CH_RX_SLOTS: return ch->rx_slots;
     case FC_CH_TX_FRAMES: return ch->tx_frames;
@@ -131,9 +193,9 @@ static bool fc_ch_write(FcState *s, uint32_t c, hwaddr r, uint32_t val)
     case FC_CH_CTRL:
         fc_channel_enable(s, c, val & FC_CH_ENABLE);
         return true;
-    case FC_CH_DVMA_LO: field = &ch->dvma_lo; break;
-    case FC_CH_DVMA_HI: field = &ch->dvma_hi; break;
-    case FC_CH_DVMA_PAGES: field = &ch->dvma_pages; break;
+    case FC_CH_DVMA_LO: field = &ch->dvma.table_lo; break;
+    case FC_CH_DVMA_HI: field = &ch->dvma.table_hi; break;
+    case FC_CH_DVMA_PAGES: field = &ch->dvma.pages; break;
     case FC_CH_RX_RING: field = &ch->rx_ring; break;
     case FC_CH_RX_SLOTS: field = &ch->rx_slots; break;
     default:
@@ -185,7 +247,7 @@ static uint64_t fc_ctrl_read(void *opaque, hwaddr addr, unsigned size)
         fc_refused(s, "control page", addr, size, false, "no such register");
         return 0;
     }
-    trace_retrolink_fc_reg_read(s->rl->node, "ctrl", addr, val);
+    trace_retrolink_fc_reg_read(s->rl->node, "ctrl", fc_ctrl_reg_name(addr), addr, val);
     return val;
 }
 
@@ -200,7 +262,7 @@ static void fc_ctrl_write(void *opaque, hwaddr addr, uint64_t val64, unsigned si
         fc_refused(s, "control page", addr, size, true, "the registers are 32-bit");
         return;
     }
-    trace_retrolink_fc_reg_write(s->rl->node, "ctrl", addr, val);
+    trace_retrolink_fc_reg_write(s->rl->node, "ctrl", fc_ctrl_reg_name(addr), addr, val);
     switch (addr) {
     case FC_REG_CTRL:
         fc_adapter_ctrl(s, val);
@@ -255,7 +317,7 @@ static uint64_t fc_chan_read(void *opaque, hwaddr addr, unsigned size)
         fc_refused(s, "channel page", addr, size, false, "write-only or unknown register");
         return 0;
     }
-    trace_retrolink_fc_reg_read(s->rl->node, "chan", addr, val);
+    trace_retrolink_fc_reg_read(s->rl->node, "chan", rl_reg_name(fc_chan_names, r), addr, val);
     return val;
 }
 
@@ -289,7 +351,7 @@ static void fc_chan_write(void *opaque, hwaddr addr, uint64_t val64, unsigned si
         fc_refused(s, "channel page", addr, size, true, "the registers are 32-bit");
         return;
     }
-    trace_retrolink_fc_reg_write(s->rl->node, "chan", addr, val);
+    trace_retrolink_fc_reg_write(s->rl->node, "chan", rl_reg_name(fc_chan_names, r), addr, val);
     switch (r) {
     case FC_U_TX_ADDR: ch->tx_addr = val; break;
     case FC_U_TX_LEN: ch->tx_len = val; break;

@@ -42,7 +42,7 @@ static bool fc_rx_map(FcState *s, FcChannel *ch, uint32_t j, uint32_t len, uint6
 {
     uint32_t addr = ch->rx_ring + j * FC_RX_SLOT_SIZE;
 
-    return fc_dvma_map(s, ch, addr, FC_RX_PAYLOAD + len, true, pages);
+    return rl_dma_window_map(&ch->dvma, addr, FC_RX_PAYLOAD + len, true, RL_DMA_ANY_TAG, pages);
 }
 
 void fc_rx_adapted(FcState *s, FcFrame *f)
@@ -80,16 +80,16 @@ void fc_rx_dma_done(FcState *s, uint32_t c, FcFrame *f)
     const uint64_t *pages = f->pages;      /* translated when the DMA started */
     uint8_t hdr[FC_RX_PAYLOAD] = { 0 };
 
-    fc_dvma_write(s, pages, addr, FC_RX_PAYLOAD, f->data, f->len);
+    rl_dma_window_rw(&ch->dvma, pages, addr, FC_RX_PAYLOAD, f->data, f->len, true);
     stl_le_p(hdr + offsetof(struct fc_rx_slot, len), f->len);
     stl_le_p(hdr + offsetof(struct fc_rx_slot, src), f->peer);
     stl_le_p(hdr + offsetof(struct fc_rx_slot, tag), le32_to_cpu(f->wire.tag));
     stl_le_p(hdr + offsetof(struct fc_rx_slot, offset), le32_to_cpu(f->wire.offset));
     stl_le_p(hdr + offsetof(struct fc_rx_slot, msg_len), le32_to_cpu(f->wire.msg_len));
-    fc_dvma_write(s, pages, addr, 4, hdr + 4, FC_RX_PAYLOAD - 4);
+    rl_dma_window_rw(&ch->dvma, pages, addr, 4, hdr + 4, FC_RX_PAYLOAD - 4, true);
     /* the flags word last: a reader that sees FC_RXS_VALID sees the whole frame */
     stl_le_p(hdr, FC_RXS_VALID | (uint32_t)f->wire.type << 8 | (uint32_t)f->wire.f_ctl << 16);
-    fc_dvma_write(s, pages, addr, 0, hdr, 4);
+    rl_dma_window_rw(&ch->dvma, pages, addr, 0, hdr, 4, true);
     trace_retrolink_fc_rx(s->rl->node, c, f->slot, f->peer, f->len, fc_now());
     ch->rx_host++;
     ch->rx_frames++;

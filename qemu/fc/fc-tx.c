@@ -138,8 +138,10 @@ void fc_tx_go(FcState *s, uint32_t c, uint64_t bus_end)
         err = FC_ERR_BUSY;
     }
     if (err == FC_ERR_NONE) {
-        ch->tx_pages = g_new(uint64_t, fc_dvma_npages(ch->tx_addr, ch->tx_len));
-        if (!fc_dvma_map(s, ch, ch->tx_addr, ch->tx_len, false, ch->tx_pages)) {
+        ch->tx_pages = g_new(uint64_t, rl_dma_window_npages(&ch->dvma, ch->tx_addr,
+                                                            ch->tx_len));
+        if (!rl_dma_window_map(&ch->dvma, ch->tx_addr, ch->tx_len, false, RL_DMA_ANY_TAG,
+                               ch->tx_pages)) {
             g_free(ch->tx_pages);
             ch->tx_pages = NULL;
             err = FC_ERR_WINDOW;
@@ -168,7 +170,7 @@ void fc_tx_dma_done(FcState *s, uint32_t c)
     uint32_t n = MIN(FC_MAX_PAYLOAD, ch->cur_len - ch->tx_off);
     FcFrame *f = fc_frame_new(s, c, ch->cur_dest, n, ch->tx_off, ch->cur_len, ch->cur_tag);
 
-    fc_dvma_read(s, ch->tx_pages, ch->cur_addr, ch->tx_off, f->data, n);
+    rl_dma_window_rw(&ch->dvma, ch->tx_pages, ch->cur_addr, ch->tx_off, f->data, n, false);
     ch->tx_off += n;
     f->last = ch->tx_off == ch->cur_len;
     fc_tx_adapter(s, c, f, ch->tx_slot, fc_now());

@@ -223,6 +223,7 @@ void fc_board_reset(FcState *s)
         memset(ch, 0, sizeof(*ch));
         ch->tx_gen = tx_gen;
         ch->rx_gen = rx_gen;
+        rl_dma_window_init(&ch->dvma, s->rl, FC_DVMA_PAGE, FC_DVMA_MAX_PAGES);
     }
     rl_sched_filter(&s->rl->sched, fc_keep_link_events, s);
     s->ctrl = s->rl->irq_status = s->rl->irq_mask = s->error = 0;
@@ -318,10 +319,10 @@ static int fc_post_load(void *opaque, int version_id)
         }
         if (ch->ctrl & FC_CH_ENABLE) {
             /* what an enabled channel was checked for, and its ring's indexes */
-            if (ch->dvma_pages == 0 || ch->dvma_pages > FC_DVMA_MAX_PAGES ||
+            if (ch->dvma.pages == 0 || ch->dvma.pages > FC_DVMA_MAX_PAGES ||
                 ch->rx_slots == 0 || ch->rx_slots > FC_RX_MAX_SLOTS) {
                 return rl_board_refuse(s->rl, "channel %u is enabled with %u DVMA pages and %u ring "
-                                 "slots, not 1..%d and 1..%d", c, ch->dvma_pages,
+                                 "slots, not 1..%d and 1..%d", c, ch->dvma.pages,
                                  ch->rx_slots, FC_DVMA_MAX_PAGES, FC_RX_MAX_SLOTS);
             }
             if (ch->rx_next >= ch->rx_slots || ch->rx_free > ch->rx_slots ||
@@ -344,9 +345,7 @@ static const VMStateDescription vmstate_fc_channel = {
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(ctrl, FcChannel),
-        VMSTATE_UINT32(dvma_lo, FcChannel),
-        VMSTATE_UINT32(dvma_hi, FcChannel),
-        VMSTATE_UINT32(dvma_pages, FcChannel),
+        VMSTATE_RL_DMA_WINDOW(dvma, FcChannel),
         VMSTATE_UINT32(rx_ring, FcChannel),
         VMSTATE_UINT32(rx_slots, FcChannel),
         VMSTATE_UINT32(tx_frames, FcChannel),
@@ -427,6 +426,9 @@ static bool fc_realize(void *dev, Error **errp)
                           FC_CHANNELS * FC_CHAN_PAGE_SIZE);
     s->rl->bar[2] = &s->chan_bar;
     rl_bus_init(&s->bus, s->pio_rate);
+    for (uint32_t c = 0; c < FC_CHANNELS; c++) {
+        rl_dma_window_init(&s->ch[c].dvma, s->rl, FC_DVMA_PAGE, FC_DVMA_MAX_PAGES);
+    }
     return true;
 }
 

@@ -6,7 +6,6 @@
  *   fc.c       the device: QOM, properties, realize, interrupts, the fabric port,
  *              the promise, migration
  *   fc-regs.c  the two BARs: every access costs its SBus PIO time (rl-bus)
- *   fc-dvma.c  the channels' DVMA tables: validate a range, move bytes
  *   fc-tx.c    DMA and PIO sends: SBus DMA -> transmit buffer -> adapter -> link
  *   fc-rx.c    arriving frames: adapter -> SBus DMA into the channel's ring
  *
@@ -22,6 +21,7 @@
 #include "retrolink/regs/fc-regs.h"
 #include "retrolink/proto/fc.h"
 #include "hw/retrolink/core/rl-bus.h"
+#include "hw/retrolink/core/rl-dma-window.h"
 #include "hw/retrolink/core/rl-pci-board.h"
 
 #define TYPE_RETROLINK_FC "retrolink-fc"
@@ -59,7 +59,7 @@ typedef struct FcFrame {
 typedef struct FcChannel {
     /* configuration (BAR0) */
     uint32_t ctrl;
-    uint32_t dvma_lo, dvma_hi, dvma_pages;
+    RlDmaWindow dvma;           /* its DVMA table (FC_CH_DVMA_LO/HI/PAGES) */
     uint32_t rx_ring, rx_slots;
     /* counters */
     uint32_t tx_frames, rx_frames, rx_drops, errors;
@@ -124,21 +124,6 @@ uint64_t fc_adapter_ns(FcState *s, uint32_t payload);
 /* fc-regs.c */
 extern const MemoryRegionOps fc_ctrl_ops;
 extern const MemoryRegionOps fc_chan_ops;
-
-/* fc-dvma.c */
-/*
- * Check that [addr, addr + len) of channel c's DVMA space is wholly in valid
- * entries (and writable, with write); on success fill pages[] (if not NULL) with
- * the bus address of each page the range touches, first to last.
- */
-bool fc_dvma_map(FcState *s, FcChannel *ch, uint32_t addr, uint32_t len, bool write,
-                 uint64_t *pages);
-/* Move len bytes at offset off of a range mapped by pages[] (first_page: addr's page). */
-void fc_dvma_read(FcState *s, const uint64_t *pages, uint32_t addr, uint32_t off,
-                  void *buf, uint32_t len);
-void fc_dvma_write(FcState *s, const uint64_t *pages, uint32_t addr, uint32_t off,
-                   const void *buf, uint32_t len);
-uint32_t fc_dvma_npages(uint32_t addr, uint32_t len);
 
 /* fc-tx.c */
 void fc_tx_go(FcState *s, uint32_t c, uint64_t bus_end);

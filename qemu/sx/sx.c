@@ -31,6 +31,7 @@
 
 #include "retrolink/regs/sx-regs.h"
 #include "retrolink/proto/sx.h"
+#include "hw/retrolink/core/rl-fifo.h"
 #include "hw/retrolink/core/rl-pci-board.h"
 #include "hw/retrolink/trace.h"
 
@@ -100,10 +101,8 @@ struct SxState {
     uint32_t tx_gen[SX_TX_SLOTS];
     uint32_t tx_dst[SX_TX_SLOTS];
     uint32_t rx_state[SX_RX_SLOTS];
-    uint32_t txc_fifo[SX_TXC_DEPTH];
-    uint32_t txc_head, txc_count;
-    uint32_t rxp_fifo[SX_RX_SLOTS];
-    uint32_t rxp_head, rxp_count;
+    RlFifo txc;                         /* TX_COMPLETE: slot | status << 8 | valid */
+    RlFifo rxp;                         /* RX_POP: slot | valid */
 
     /* the board's internals */
     uint8_t tx_data[SX_TX_SLOTS][SX_MAX_MSG];
@@ -113,28 +112,23 @@ struct SxState {
     RlChannels bus;
 };
 
-/* ---- interrupts and FIFOs ---------------------------------------------------- */
+/* ---- FIFOs --------------------------------------------------------------------- */
 
-/* The register FIFOs (TX_COMPLETE, RX_POP): words in a ring of depth entries. */
-static void sx_fifo_push(uint32_t *fifo, uint32_t head, uint32_t *count, uint32_t depth,
-                         uint32_t v)
+/* What the register FIFOs hold (rl-fifo.h): the valid bit, a slot, a status. */
+static bool sx_fifo_word_ok(uint32_t v, uint32_t slots, uint32_t statuses)
 {
-    if (*count < depth) {
-        fifo[(head + (*count)++) % depth] = v;
-    }
+    return (v & (1u << 31)) && !(v & 0x7fff0000) && (v & 0xff) < slots &&
+           ((v >> 8) & 0xff) <= statuses;
 }
 
-/* Pop one word; 0 (no valid bit) when empty. */
-static uint32_t sx_fifo_pop(const uint32_t *fifo, uint32_t *head, uint32_t *count,
-                            uint32_t depth)
+static bool sx_txc_ok(void *opaque, uint32_t v)
 {
-    if (!*count) {
-        return 0;
-    }
-    uint32_t v = fifo[*head];
-    *head = (*head + 1) % depth;
-    (*count)--;
-    return v;
+    return sx_fifo_word_ok(v, SX_TX_SLOTS, SX_ERR_RX_SLOT);
+}
+
+static bool sx_rxp_ok(void *opaque, uint32_t v)
+{
+    return sx_fifo_word_ok(v, SX_RX_SLOTS, 0);
 }
 
 static uint64_t sx_now(void)
@@ -153,8 +147,7 @@ static void sx_tx_complete(SxState *s, uint32_t slot, uint32_t status)
         s->tx_errors++;
     }
     /* depth > slots, and a slot completes once per doorbell: never overflows */
-    sx_fifo_push(s->txc_fifo, s->txc_head, &s->txc_count, SX_TXC_DEPTH,
-                 SX_TXC_VALID | slot | (status << 8));
+    rl_fifo_push(&s->txc, SX_TXC_VALID | slot | (status << 8));
     rl_board_raise(s->rl, SX_IRQ_TXDONE);
 }
 
@@ -235,7 +228,7 @@ static void sx_rx_bus_done(SxState *s, uint32_t j, SxMsg *m)
     stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_TAG, m->wire.tag);
     stl_le_p(s->win + SX_RX_DESC(j) + SX_DESC_RSVD, 0);
     s->rx_state[j] = SX_RX_HOST;
-    sx_fifo_push(s->rxp_fifo, s->rxp_head, &s->rxp_count, SX_RX_SLOTS, SX_RXP_VALID | j);
+    rl_fifo_push(&s->rxp, SX_RXP_VALID | j);   /* one entry a slot: never full */
     s->rx_msgs++;
     trace_retrolink_sx_rx(s->rl->node, j, m->src, m->len, sx_now());
     sx_send_confirm(s, m);
@@ -551,7 +544,8 @@ static void sx_board_reset(SxState *s)
         s->rx_state[j] = SX_RX_FREE;
     }
     s->ctrl = s->rl->irq_status = s->rl->irq_mask = s->error = 0;
-    s->txc_head = s->txc_count = s->rxp_head = s->rxp_count = 0;
+    rl_fifo_reset(&s->txc);
+    rl_fifo_reset(&s->rxp);
     s->cpu.free_at = 0;
     memset(s->bus.free_at, 0, sizeof(s->bus.free_at));
     rl_board_update_irq(s->rl);
@@ -573,31 +567,28 @@ static bool sx_access_ok(hwaddr addr, unsigned size, bool write)
     return false;
 }
 
-/* For trace events (the tulip_reg_name() of hw/net/tulip.c). */
-static const char *sx_reg_name(hwaddr addr)
-{
-    switch (addr) {
-    case SX_REG_ID: return "ID";
-    case SX_REG_VERSION: return "VERSION";
-    case SX_REG_NODE_ID: return "NODE_ID";
-    case SX_REG_NUM_NODES: return "NUM_NODES";
-    case SX_REG_CTRL: return "CTRL";
-    case SX_REG_STATUS: return "STATUS";
-    case SX_REG_IRQ_STATUS: return "IRQ_STATUS";
-    case SX_REG_IRQ_MASK: return "IRQ_MASK";
-    case SX_REG_TX_DOORBELL: return "TX_DOORBELL";
-    case SX_REG_TX_COMPLETE: return "TX_COMPLETE";
-    case SX_REG_RX_POP: return "RX_POP";
-    case SX_REG_RX_RELEASE: return "RX_RELEASE";
-    case SX_REG_ERROR: return "ERROR";
-    case SX_REG_PEERS_UP: return "PEERS_UP";
-    case SX_REG_TX_MSGS: return "TX_MSGS";
-    case SX_REG_RX_MSGS: return "RX_MSGS";
-    case SX_REG_TX_ERRORS: return "TX_ERRORS";
-    case SX_REG_BAD_DOORBELLS: return "BAD_DOORBELLS";
-    default: return "unknown";
-    }
-}
+/* For trace events (rl_reg_name). */
+static const RlRegName sx_reg_names[] = {
+    RL_REG(SX_REG_, ID),
+    RL_REG(SX_REG_, VERSION),
+    RL_REG(SX_REG_, NODE_ID),
+    RL_REG(SX_REG_, NUM_NODES),
+    RL_REG(SX_REG_, CTRL),
+    RL_REG(SX_REG_, STATUS),
+    RL_REG(SX_REG_, IRQ_STATUS),
+    RL_REG(SX_REG_, IRQ_MASK),
+    RL_REG(SX_REG_, TX_DOORBELL),
+    RL_REG(SX_REG_, TX_COMPLETE),
+    RL_REG(SX_REG_, RX_POP),
+    RL_REG(SX_REG_, RX_RELEASE),
+    RL_REG(SX_REG_, ERROR),
+    RL_REG(SX_REG_, PEERS_UP),
+    RL_REG(SX_REG_, TX_MSGS),
+    RL_REG(SX_REG_, RX_MSGS),
+    RL_REG(SX_REG_, TX_ERRORS),
+    RL_REG(SX_REG_, BAD_DOORBELLS),
+    { 0, NULL }
+};
 
 static uint64_t sx_reg_read(SxState *s, hwaddr addr)
 {
@@ -613,9 +604,9 @@ static uint64_t sx_reg_read(SxState *s, hwaddr addr)
     case SX_REG_IRQ_STATUS: return s->rl->irq_status;
     case SX_REG_IRQ_MASK: return s->rl->irq_mask;
     case SX_REG_TX_COMPLETE:
-        return sx_fifo_pop(s->txc_fifo, &s->txc_head, &s->txc_count, SX_TXC_DEPTH);
+        return rl_fifo_pop(&s->txc, 0);        /* empty: no valid bit */
     case SX_REG_RX_POP:
-        return sx_fifo_pop(s->rxp_fifo, &s->rxp_head, &s->rxp_count, SX_RX_SLOTS);
+        return rl_fifo_pop(&s->rxp, 0);
     case SX_REG_ERROR: return s->error;
     case SX_REG_PEERS_UP: return s->peers_up;
     case SX_REG_TX_MSGS: return s->tx_msgs;
@@ -637,7 +628,7 @@ static uint64_t sx_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return 0;
     }
     uint64_t val = sx_reg_read(s, addr);
-    trace_retrolink_sx_reg_read(s->rl->node, sx_reg_name(addr), addr, val);
+    trace_retrolink_sx_reg_read(s->rl->node, rl_reg_name(sx_reg_names, addr), addr, val);
     return val;
 }
 
@@ -648,7 +639,7 @@ static void sx_mmio_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
     if (!sx_access_ok(addr, size, true)) {
         return;
     }
-    trace_retrolink_sx_reg_write(s->rl->node, sx_reg_name(addr), addr, val);
+    trace_retrolink_sx_reg_write(s->rl->node, rl_reg_name(sx_reg_names, addr), addr, val);
     switch (addr) {
     case SX_REG_CTRL:
         if (val & SX_CTRL_RESET) {
@@ -816,25 +807,6 @@ static int sx_pre_load(void *opaque)
     return 0;
 }
 
-/* A register FIFO: head and count in the ring, each entry the valid bit, a slot, a status. */
-static int sx_fifo_check(SxState *s, const char *name, const uint32_t *fifo, uint32_t head,
-                         uint32_t count, uint32_t depth, uint32_t slots, uint32_t statuses)
-{
-    if (head >= depth || count > depth) {
-        return rl_board_refuse(s->rl, "%s FIFO has head %u and count %u, not below %u and at most %u",
-                         name, head, count, depth, depth);
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t v = fifo[(head + i) % depth];
-        if (!(v & (1u << 31)) || (v & 0x7fff0000) || (v & 0xff) >= slots ||
-            ((v >> 8) & 0xff) > statuses) {
-            return rl_board_refuse(s->rl, "%s FIFO entry %u is 0x%x, not a valid slot below %u", name,
-                             i, v, slots);
-        }
-    }
-    return 0;
-}
-
 static int sx_post_load(void *opaque, int version_id)
 {
     SxState *s = opaque;
@@ -868,12 +840,6 @@ static int sx_post_load(void *opaque, int version_id)
             return rl_board_refuse(s->rl, "rx_state[%u] %u is not free or held by the host", j,
                              s->rx_state[j]);
         }
-    }
-    if (sx_fifo_check(s, "TX_COMPLETE", s->txc_fifo, s->txc_head, s->txc_count, SX_TXC_DEPTH,
-                      SX_TX_SLOTS, SX_ERR_RX_SLOT) ||
-        sx_fifo_check(s, "RX_POP", s->rxp_fifo, s->rxp_head, s->rxp_count, SX_RX_SLOTS,
-                      SX_RX_SLOTS, 0)) {
-        return -EINVAL;
     }
     return 0;
 }
@@ -914,12 +880,8 @@ static const VMStateDescription vmstate_sx = {
         VMSTATE_UINT32_ARRAY(tx_gen, SxState, SX_TX_SLOTS),
         VMSTATE_UINT32_ARRAY(tx_dst, SxState, SX_TX_SLOTS),
         VMSTATE_UINT32_ARRAY(rx_state, SxState, SX_RX_SLOTS),
-        VMSTATE_UINT32_ARRAY(txc_fifo, SxState, SX_TXC_DEPTH),
-        VMSTATE_UINT32(txc_head, SxState),
-        VMSTATE_UINT32(txc_count, SxState),
-        VMSTATE_UINT32_ARRAY(rxp_fifo, SxState, SX_RX_SLOTS),
-        VMSTATE_UINT32(rxp_head, SxState),
-        VMSTATE_UINT32(rxp_count, SxState),
+        VMSTATE_RL_FIFO(txc, SxState),
+        VMSTATE_RL_FIFO(rxp, SxState),
         /* the board's internals */
         VMSTATE_BUFFER_UNSAFE(tx_data, SxState, 0, sizeof(((SxState *)0)->tx_data)),
         VMSTATE_STRUCT_ARRAY(tx_wire, SxState, SX_TX_SLOTS, 0, vmstate_sx_wire, SxWire),
@@ -962,6 +924,8 @@ static bool sx_realize(void *dev, Error **errp)
     s->start_ns = s->rl->start_us * 1000;
     s->bus.n = s->bus_channels;
     g_queue_init(&s->waiting);
+    rl_fifo_init(&s->txc, s->rl, "TX_COMPLETE", SX_TXC_DEPTH, sx_txc_ok, s);
+    rl_fifo_init(&s->rxp, s->rl, "RX_POP", SX_RX_SLOTS, sx_rxp_ok, s);
 
     memory_region_init_io(&s->regs, OBJECT(s), &sx_mmio_ops, s, "retrolink-sx-regs", 4 * KiB);
     s->rl->bar[0] = &s->regs;

@@ -585,7 +585,7 @@ def test_trace_events_show_requests_packets_and_events(artifacts, tmp_path):
     finally:
         rig.close()
     text = trace.read_text()
-    for what in ("retrolink_c3_reg_write node 0: write 0x80 = 0x1",
+    for what in ("retrolink_c3_reg_write node 0: write REQ_TAIL (0x80) = 0x1",
                  "retrolink_c3_take node 0: request 0 taken, op 1 to node 2, 16 bytes",
                  "retrolink_c3_refused node 0: request 1 refused, C3_ERR 2",
                  "retrolink_c3_packet_out node 0: packet to node 2, kind 1, 16 bytes",

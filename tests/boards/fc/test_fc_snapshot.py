@@ -77,7 +77,7 @@ CORRUPTIONS = {
                 "host 3 for 4 slots"),
     "rx_slots": (("ch", 1, "rx_slots"), 4, 5000, "the stream's channel 1 is enabled with 96 "
                  "DVMA pages and 5000 ring slots"),
-    "dvma_pages": (("ch", 0, "dvma_pages"), 96, 0, "the stream's channel 0 is enabled with 0 "
+    "dvma_pages": (("ch", 0, "dvma", "pages"), 96, 0, "the stream's channel 0 is enabled with 0 "
                    "DVMA pages"),
     "ctrl": (("ctrl",), R.FC_CTRL_ENABLE, 3, "the stream's ctrl 0x3 has bits other than ENABLE"),
     "error": (("error",), 0, 99, "the stream's error 99 is not an FC_ERR_*"),

@@ -130,13 +130,13 @@ def test_registers_fifos_and_a_message_on_the_bus_survive_a_snapshot(artifacts, 
 # each: the field (its value in the snapshot, checked first), a bad value, what is said
 # after "retrolink-sx node 0: " (or the whole message, for the channel pool's own check)
 CORRUPTIONS = {
-    "txc_head": (("txc_head",), 1, 32, "the stream's TX_COMPLETE FIFO has head 32 and count 1, "
+    "txc_head": (("txc", "head"), 1, 32, "the stream's TX_COMPLETE FIFO has head 32 and count 1, "
                  "not below 32 and at most 32"),
-    "txc_count": (("txc_count",), 1, 33, "the stream's TX_COMPLETE FIFO has head 1 and count 33"),
-    "txc_entry": (("txc_fifo", 1), R.SX_TXC_VALID | 4 | R.SX_ERR_DEST << 8, R.SX_TXC_VALID | 200,
-                  "the stream's TX_COMPLETE FIFO entry 0 is 0x800000c8, not a valid slot below 8"),
-    "rxp_head": (("rxp_head",), 0, 16, "the stream's RX_POP FIFO has head 16 and count 0"),
-    "rxp_count": (("rxp_count",), 0, 17, "the stream's RX_POP FIFO has head 0 and count 17"),
+    "txc_count": (("txc", "count"), 1, 33, "the stream's TX_COMPLETE FIFO has head 1 and count 33"),
+    "txc_entry": (("txc", "entry", 1), R.SX_TXC_VALID | 4 | R.SX_ERR_DEST << 8, R.SX_TXC_VALID | 200,
+                  "the stream's TX_COMPLETE FIFO entry 0 is 0x800000c8, not one the board puts there"),
+    "rxp_head": (("rxp", "head"), 0, 16, "the stream's RX_POP FIFO has head 16 and count 0"),
+    "rxp_count": (("rxp", "count"), 0, 17, "the stream's RX_POP FIFO has head 0 and count 17"),
     "tx_state": (("tx_state", 2), 1, 3, "the stream's tx_state[2] 3 is not a tx slot state"),
     "rx_state": (("rx_state", 5), 0, 1,
                  "the stream's rx_state[5] 1 is not free or held by the host"),
