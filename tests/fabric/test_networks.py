@@ -5,7 +5,7 @@ and a node whose ports are not the configuration's is refused, naming node and n
 import pytest
 from fakenode import NEVER, FakeNode, check_config, finish, run_until, run_until_delivered
 
-from retrolink import wire
+from retrolink import registry, wire
 
 RING = "topology token_ring rate=12500000 station_delay_ns=1000 overhead_bytes=28\n"
 LAN = "topology p2p rate=125000000 prop_ns=500 overhead_bytes=24\n"
@@ -156,3 +156,15 @@ def test_check_names_the_network_whose_lookahead_is_too_short(fabric_binary, tmp
 def test_network_config_errors(fabric_binary, tmp_path, config, expect):
     r = check_config(fabric_binary, tmp_path, "nodes 3\n" + config)
     assert r.returncode == 2 and expect in r.stderr, r.stderr
+
+
+def test_the_fabric_knows_the_protocols_of_boards_def(fabric_binary, tmp_path):
+    """The fabric's protocol names come from include/retrolink/boards.def (as wire.h's
+    enum does): it takes every board's, and its error lists exactly them, after "any"."""
+    names = registry.board_names()
+    for name in names:
+        r = check_config(fabric_binary, tmp_path, f"nodes 3\nnetwork 0 protocol={name}\n" + RING)
+        assert r.returncode == 0, (name, r.stderr)
+    r = check_config(fabric_binary, tmp_path, "nodes 3\nnetwork 0 protocol=atm\n" + RING)
+    assert r.returncode == 2
+    assert f"(known: {', '.join(('any',) + names)})" in r.stderr, r.stderr

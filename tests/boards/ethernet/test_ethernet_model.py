@@ -25,7 +25,7 @@ from helpers import by_role
 from helpers import byte_time_ns as ns
 from helpers import check_model
 
-from retrolink.model.machine import load_machine
+from retrolink.model.machine import load_machine, parse_overrides
 
 HEADERS = 14 + 20 + 8
 SIZES = (64, 1472)
@@ -47,7 +47,8 @@ def model_one_way_us(machine, n: int) -> float:
 
 
 def parse_settings(settings):
-    return {k: v for k, v in (s.split("=") for s in settings)}
+    """As --set takes them (a number is a number, "1.25MB/s" a rate)."""
+    return parse_overrides(settings)
 
 
 @pytest.mark.parametrize("settings", [(), SLOW], ids=["eth-pair", "slowed"])
