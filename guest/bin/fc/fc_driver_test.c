@@ -7,11 +7,15 @@
  *   fc_driver_test --role receiver         what the uapi role sends, in the mapped ring
  *   fc_driver_test --role unbind           the adapter is unbound with the device open
  *                                          and mapped (ENODEV, SIGBUS), then rebound
+ *   fc_driver_test --role fork             the channel is the opening process's: a forked
+ *                                          child inherits no mapping and gets EACCES; the
+ *                                          owner killed while its child holds the file
  * Every wait is bounded.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,6 +24,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -420,6 +426,226 @@ static int role_unbind(void)
     return cli_failures() != 0;
 }
 
+/* ---- the fork role ------------------------------------------------------------------ */
+
+/* whether [p, p + len) is mapped in this process (msync: ENOMEM where it is not) */
+static int mapped(void *p, size_t len)
+{
+    return msync(p, len, MS_ASYNC) == 0 || errno != ENOMEM;
+}
+
+/* a child's exit: 0 if it reported no FAIL */
+static noreturn void child_exit(void)
+{
+    fflush(stdout);
+    _exit(cli_failures() != 0);
+}
+
+/* waitpid, bounded; the child's exit status, or -1 */
+static int reap(pid_t pid)
+{
+    int st;
+
+    if (CLI_BOUNDED(WAIT_S, waitpid(pid, &st, 0)) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A child of the owner: every ioctl and mmap of the inherited file is EACCES, and
+ * none of the owner's mappings came with the fork. */
+static noreturn void forked_child(int fd, void *regs, void *ring, size_t ring_len, void *buf,
+                                  uint64_t spare)
+{
+    struct fc_info info;
+    struct fc_alloc al = { .size = 4096 };
+    struct fc_free fr = { .dvma = spare };
+    long r;
+    void *p;
+
+    cli_result("fork_child_inherits_no_mapping",
+               !mapped(regs, 4096) && !mapped(ring, ring_len) && !mapped(buf, 4096),
+               "regs %d, ring %d, buffer %d still mapped", mapped(regs, 4096),
+               mapped(ring, ring_len), mapped(buf, 4096));
+    r = ioctl(fd, FC_IOC_INFO, &info);
+    cli_result("fork_child_info_eacces", fails_with(r, EACCES), "%s", err_name(r));
+    r = ioctl(fd, FC_IOC_ALLOC, &al);
+    cli_result("fork_child_alloc_eacces", fails_with(r, EACCES), "%s", err_name(r));
+    r = ioctl(fd, FC_IOC_FREE, &fr);
+    cli_result("fork_child_free_eacces", fails_with(r, EACCES), "%s", err_name(r));
+    p = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_REGS);
+    cli_result("fork_child_mmap_regs_eacces", p == MAP_FAILED && errno == EACCES, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
+    p = map(fd, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_DVMA);
+    cli_result("fork_child_mmap_ring_eacces", p == MAP_FAILED && errno == EACCES, "%s",
+               p == MAP_FAILED ? strerror(errno) : "mapped");
+    child_exit();   /* its copy of the file goes with it; the owner's stays */
+}
+
+static void *thread_info(void *arg)
+{
+    struct fc_info info;
+
+    return (void *)(intptr_t)(ioctl(*(int *)arg, FC_IOC_INFO, &info) ? errno : 0);
+}
+
+/* The owner forks a child that tries the file; the owner's own use goes on. */
+static void test_forked_child(void)
+{
+    int fd = open(DEV, O_RDWR);
+    struct fc_info info, after;
+    struct fc_alloc al = { .size = 4096 }, spare = { .size = 4096 };
+
+    if (fd < 0 || ioctl(fd, FC_IOC_INFO, &info)) {
+        cli_result("fork_setup", 0, "open: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    size_t ring_len = (size_t)info.rx_slots * FC_RX_SLOT_SIZE;
+    void *regs = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_REGS);
+    void *ring = map(fd, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_DVMA);
+    int allocs = ioctl(fd, FC_IOC_ALLOC, &al) || ioctl(fd, FC_IOC_ALLOC, &spare);
+    volatile uint32_t *buf = allocs ? MAP_FAILED :
+        map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_DVMA + al.dvma);
+    if (regs == MAP_FAILED || ring == MAP_FAILED || buf == MAP_FAILED) {
+        /* the owner-killed case needs the channel back: every mapping holds the file */
+        cli_result("fork_setup", 0, "%s", strerror(errno));
+        if (regs != MAP_FAILED)
+            munmap(regs, 4096);
+        if (ring != MAP_FAILED)
+            munmap(ring, ring_len);
+        if (buf != MAP_FAILED)
+            munmap((void *)buf, 4096);
+        close(fd);
+        return;
+    }
+    buf[0] = MAGIC;
+    (void)*reg(regs, FC_U_NODE_ID);
+    /* the mappings cannot be made inheritable */
+    cli_result("madvise_dofork_refused",
+               fails_with(madvise(regs, 4096, MADV_DOFORK), EINVAL) &&
+               fails_with(madvise(ring, ring_len, MADV_DOFORK), EINVAL) &&
+               fails_with(madvise((void *)buf, 4096, MADV_DOFORK), EINVAL),
+               "MADV_DOFORK accepted on a mapping of the channel");
+
+    pid_t pid = fork();
+    if (pid == 0)
+        forked_child(fd, regs, ring, ring_len, (void *)buf, spare.dvma);
+    int st = pid < 0 ? -1 : reap(pid);
+    cli_result("fork_child_exited", st == 0, "fork %s, exit status %d",
+               pid < 0 ? strerror(errno) : "ok", st);
+
+    /* the owner: its mappings and its DVMA space as they were, its threads may call */
+    long r = ioctl(fd, FC_IOC_INFO, &after);
+    cli_result("fork_owner_still_works",
+               r == 0 && after.dvma_free == info.dvma_free - 2 && buf[0] == MAGIC &&
+               *reg(regs, FC_U_NODE_ID) == info.node,
+               "INFO %s, %u DVMA pages free (%u expected), buffer %#x", err_name(r),
+               after.dvma_free, info.dvma_free - 2, buf[0]);
+    pthread_t t;
+    void *terr = (void *)(intptr_t)-1;
+    if (pthread_create(&t, NULL, thread_info, &fd) == 0)
+        pthread_join(t, &terr);
+    cli_result("fork_owner_thread_may_call", terr == NULL, "INFO from a thread: %s",
+               (intptr_t)terr < 0 ? "no thread" : strerror((int)(intptr_t)terr));
+    struct fc_free fr = { .dvma = spare.dvma };
+    r = ioctl(fd, FC_IOC_FREE, &fr);
+    cli_result("fork_owner_frees_its_buffer", r == 0, "%s", err_name(r));
+    munmap(regs, 4096);
+    munmap(ring, ring_len);
+    munmap((void *)buf, 4096);
+    close(fd);
+    fd = open(DEV, O_RDWR);
+    cli_result("fork_reopen_after_close", fd >= 0, "%s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
+/*
+ * The owner is killed while its child holds the file: the channel stays taken (EBUSY)
+ * and unusable (EACCES) until the child's close, the last, frees it.
+ */
+static void test_owner_killed(void)
+{
+    int to_test[2], to_child[2];
+    pid_t owner, child = -1;
+    char c;
+
+    prctl(PR_SET_CHILD_SUBREAPER, 1);   /* the orphaned child is reaped here */
+    if (pipe(to_test) || pipe(to_child)) {
+        cli_result("owner_killed_setup", 0, "pipe: %s", strerror(errno));
+        return;
+    }
+    owner = fork();
+    if (owner == 0) {
+        /* the owner: opens and maps the channel, forks, then waits to be killed */
+        struct fc_info info;
+        int fd = open(DEV, O_RDWR);
+        void *regs = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, FC_MMAP_REGS);
+        if (fd < 0 || ioctl(fd, FC_IOC_INFO, &info) || regs == MAP_FAILED ||
+            map(fd, (size_t)info.rx_slots * FC_RX_SLOT_SIZE, PROT_READ | PROT_WRITE,
+                MAP_SHARED, FC_MMAP_DVMA) == MAP_FAILED)
+            _exit(1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            /* the child: waits until the owner is gone, tries the file, closes it */
+            long r = -1;
+            close(to_child[1]);     /* the test's end going away is EOF */
+            if (CLI_BOUNDED(WAIT_S, read(to_child[0], &c, 1)) == 1)
+                r = ioctl(fd, FC_IOC_INFO, &info);
+            cli_result("orphan_child_info_eacces", fails_with(r, EACCES), "%s",
+                       err_name(r));
+            close(fd);      /* the last close */
+            (void)!write(to_test[1], "c", 1);
+            child_exit();
+        }
+        (void)!write(to_test[1], &pid, sizeof(pid));
+        pause();
+        _exit(1);
+    }
+    close(to_test[1]);      /* an owner or child gone early is EOF, not a timeout */
+    close(to_child[0]);
+    if (owner < 0 || CLI_BOUNDED(WAIT_S, read(to_test[0], &child, sizeof(child))) !=
+        sizeof(child) || child <= 0) {
+        cli_result("owner_killed_setup", 0, "the owner did not start: %s", strerror(errno));
+        if (owner > 0) {
+            kill(owner, SIGKILL);
+            reap(owner);
+        }
+        return;
+    }
+    kill(owner, SIGKILL);
+    int st = reap(owner);
+    int fd = open(DEV, O_RDWR);
+    cli_result("owner_killed_child_holds_ebusy",
+               st == 128 + SIGKILL && fails_with(fd, EBUSY), "owner's status %d, open: %s",
+               st, fd < 0 ? strerror(errno) : "opened");
+    if (fd >= 0)
+        close(fd);
+    (void)!write(to_child[1], "g", 1);
+    long r = CLI_BOUNDED(WAIT_S, read(to_test[0], &c, 1));
+    fd = open(DEV, O_RDWR);
+    struct fc_info info;
+    cli_result("open_after_orphan_closed",
+               r == 1 && fd >= 0 && ioctl(fd, FC_IOC_INFO, &info) == 0 &&
+               info.dvma_free == info.dvma_pages - info.rx_slots,
+               "the child %s; open: %s", r == 1 ? "closed" : "did not close",
+               fd < 0 ? strerror(errno) : "ok");
+    if (fd >= 0)
+        close(fd);
+    st = reap(child);
+    cli_result("orphan_child_exited", st == 0, "exit status %d", st);
+    close(to_test[0]);
+    close(to_child[1]);
+}
+
+static int role_fork(void)
+{
+    test_forked_child();
+    test_owner_killed();
+    return cli_failures() != 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const known[] = { "--role", "--peer", NULL };
@@ -433,5 +659,7 @@ int main(int argc, char **argv)
         return role_receiver();
     if (!strcmp(role, "unbind"))
         return role_unbind();
-    cli_usage_error("--role %s: uapi, receiver or unbind", role);
+    if (!strcmp(role, "fork"))
+        return role_fork();
+    cli_usage_error("--role %s: uapi, receiver, unbind or fork", role);
 }

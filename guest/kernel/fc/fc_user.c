@@ -3,6 +3,13 @@
  * PUMA-III FC adapter: /dev/fcN, channel 1 (FC_CH_USER) for one process at a time
  * (the raw protocol and Fast Messages; interface: retrolink/uapi/fc.h).
  *
+ * Owner. The channel is the process's (thread group's) that opened the file: any of its
+ * threads may call, any other process holding the file (a forked child, a descriptor
+ * passed over a socket) gets EACCES from every ioctl and mmap. Its mappings are
+ * VM_DONTCOPY (and VM_IO, so MADV_DOFORK cannot undo it): a child inherits none. So
+ * only the owner reaches the channel; the file, and the channel with it, still lasts
+ * until its last close, whoever makes it.
+ *
  * Protection. The adapter reaches host memory only through the channel's DVMA table,
  * which only the driver writes: entry n maps DVMA page n to memory the driver
  * allocated for this file (the receive ring at DVMA 0, writable by the adapter; the
@@ -29,6 +36,8 @@
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/list.h>
 #include <linux/bitmap.h>
@@ -61,6 +70,7 @@ struct fc_ubuf {
 struct fc_user {
 	struct fc_dev *fc;
 	struct file *file;
+	struct pid *owner;	/* the thread group that opened the file */
 	bool revoked;		/* channel off, mappings zapped (fc->user_lock) */
 
 	struct mutex lock;
@@ -157,7 +167,18 @@ static void fc_user_destroy(struct fc_user *u)
 	fc_dvma_table_free(u->fc, &u->tbl);
 	bitmap_free(u->used);
 	mutex_destroy(&u->lock);
+	put_pid(u->owner);
 	kfree(u);
+}
+
+/* Whether the caller is of the process that opened the file (else EACCES). */
+static bool fc_user_is_owner(struct fc_user *u)
+{
+	if (task_tgid(current) == u->owner)
+		return true;
+	pr_debug("%s: %s[%d] is not the process that opened the channel\n", u->fc->name,
+		 current->comm, task_tgid_nr(current));
+	return false;
 }
 
 /* The ring, as large as user_rx_slots asks and the DMA memory allows (u->lock held). */
@@ -191,6 +212,7 @@ static struct fc_user *fc_user_create(struct fc_dev *fc, struct file *file)
 		return ERR_PTR(-ENOMEM);
 	u->fc = fc;
 	u->file = file;
+	u->owner = get_pid(task_tgid(current));
 	mutex_init(&u->lock);
 	INIT_LIST_HEAD(&u->bufs);
 	INIT_LIST_HEAD(&u->held);
@@ -372,8 +394,11 @@ static long fc_user_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 	struct fc_dev *fc = u->fc;
 	void __user *argp = (void __user *)arg;
 	long ret;
-	int idx = srcu_read_lock(&fc->srcu);
+	int idx;
 
+	if (!fc_user_is_owner(u))
+		return -EACCES;
+	idx = srcu_read_lock(&fc->srcu);
 	if (READ_ONCE(fc->dead)) {
 		ret = -ENODEV;
 		goto out;
@@ -488,6 +513,8 @@ static int fc_user_mmap(struct file *file, struct vm_area_struct *vma)
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	int idx, ret;
 
+	if (!fc_user_is_owner(u))
+		return -EACCES;
 	if (vma->vm_pgoff > U64_MAX >> PAGE_SHIFT)
 		return -EINVAL;		/* the offset would wrap round to a valid one */
 
@@ -499,9 +526,10 @@ static int fc_user_mmap(struct file *file, struct vm_area_struct *vma)
 		pr_debug("%s: mmap with PROT_EXEC refused\n", fc->name);
 		return -EPERM;
 	}
-	/* never executable (mprotect included), never copied into a child */
+	/* never executable (mprotect included), never copied into a child (VM_IO makes
+	 * MADV_DOFORK fail; dma_mmap_coherent's remap_pfn_range sets it too) */
 	vma->vm_flags &= ~VM_MAYEXEC;
-	vma->vm_flags |= VM_DONTCOPY;
+	vma->vm_flags |= VM_DONTCOPY | VM_IO;
 
 	idx = srcu_read_lock(&fc->srcu);
 	if (READ_ONCE(fc->dead))

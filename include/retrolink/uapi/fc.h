@@ -13,14 +13,19 @@
  *  - mappings are MAP_SHARED (else EINVAL) and never executable (PROT_EXEC: EPERM);
  *  - the adapter can read and write nothing but that memory: the driver owns the
  *    channel's DVMA table and ring.
+ * The channel is the opening process's: any of its threads may use it; another process
+ * holding the file (a forked child, a passed descriptor) gets EACCES from every ioctl
+ * and mmap, and a forked child inherits none of the mappings (VM_DONTCOPY).
  * Closing the file (the last mapping gone) disables the channel, and the adapter stops
- * touching its memory before it is freed.
+ * touching its memory before it is freed: the last close of the file, in whichever
+ * process holds it last (until then a new open is EBUSY).
  *
  * Errors: EINVAL (bad argument, named in the kernel log at debug level; FREE of the
  * ring at DVMA 0), ENOMEM (no DMA memory or DVMA space; one buffer is at most 4 MiB,
  * the guest kernel's largest contiguous block), ENOENT (FREE of an address that
  * FC_IOC_ALLOC did not return),
- * EBUSY (FREE of a buffer still mapped; a second open), ENODEV (the adapter was
+ * EBUSY (FREE of a buffer still mapped; a second open), EACCES (an ioctl or mmap
+ * from a process other than the one that opened the file), ENODEV (the adapter was
  * removed; a mapped page then gives SIGBUS), EIO (the adapter refused the
  * configuration, its FC_REG_ERROR is in the kernel log; or a FREE whose buffer a DMA
  * send did not finish reading in time: it is then freed at close).

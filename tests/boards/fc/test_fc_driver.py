@@ -53,9 +53,10 @@ def passes(r, node: int) -> tuple[set, list]:
 # ---- run 1: the user device, then IP over FC with stock tools ------------------------
 
 # node 1 serves qperf and iperf3 and reads node 0's raw sends in its ring; node 0 runs
-# the uapi tests (which end with those sends), then ping, qperf and iperf3. node 1 stays
+# the uapi tests (which end with those sends), the fork tests, then ping, qperf and
+# iperf3. node 1 stays
 # up until the iperf3 test is over (a bounded wait: its server serves one test).
-CLIENT = ("fc_driver_test --role uapi --peer 1; "
+CLIENT = ("fc_driver_test --role uapi --peer 1; fc_driver_test --role fork; "
           "ping -c 3 node1 && echo ping-ok; "
           "qperf -t 1 node1 tcp_lat tcp_bw && echo qperf-ok; "
           "for i in 1 2 3 4 5; do iperf3 -c node1 -t 1 -J > /tmp/iperf.json && break; "
@@ -108,6 +109,24 @@ def test_the_adapter_reaches_only_the_files_memory(traffic_run):
         assert name in passed, (name, r.stdout)
     passed1, failed1 = passes(r, 1)
     assert "receive_into_ring" in passed1 and not failed1, r.stdout
+
+
+def test_the_channel_is_the_opening_process_s(traffic_run):
+    """A forked child inherits the file but none of its mappings, and every ioctl and
+    mmap it makes is EACCES; the owner and its threads go on as before. The owner killed
+    while its child holds the file: the channel stays taken until the child's close, the
+    last, frees it; then it opens again."""
+    r = traffic_run
+    passed, failed = passes(r, 0)
+    assert not failed, r.stdout + r.stderr
+    for name in ("madvise_dofork_refused", "fork_child_inherits_no_mapping",
+                 "fork_child_info_eacces", "fork_child_alloc_eacces", "fork_child_free_eacces",
+                 "fork_child_mmap_regs_eacces", "fork_child_mmap_ring_eacces",
+                 "fork_child_exited", "fork_owner_still_works", "fork_owner_thread_may_call",
+                 "fork_owner_frees_its_buffer", "fork_reopen_after_close",
+                 "owner_killed_child_holds_ebusy", "orphan_child_info_eacces",
+                 "open_after_orphan_closed", "orphan_child_exited"):
+        assert name in passed, (name, r.stdout)
 
 
 def test_stock_tools_run_over_the_netdev(traffic_run):
