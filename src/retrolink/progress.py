@@ -6,8 +6,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from tqdm import tqdm
-
 
 class StepFailed(Exception):
     """A build or setup step failed; the message says what and where the log is."""
@@ -37,6 +35,7 @@ def run_logged(cmd, log: Path, cwd=None, env=None, progress_total: int = 0,
         out.flush()
         bar = None
         if progress_total and sys.stderr.isatty():
+            from tqdm import tqdm
             bar = tqdm(total=progress_total, desc=desc, unit="step", leave=False)
         proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=full_env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
