@@ -206,3 +206,35 @@ def test_a_no_op_build_runs_no_tool(artifacts, monkeypatch):
     for name in ("run", "Popen", "call", "check_call", "check_output"):
         monkeypatch.setattr(subprocess, name, no_tool)
     assert pipeline.build_all() == artifacts
+
+
+def test_a_failed_step_shows_its_own_output_while_another_tool_writes_the_log(tmp_path):
+    """QEMU compiles beside the rest of the build, both into build.log: a failing tool's
+    message has its own last lines, not the other's, and the log has every line whole."""
+    from retrolink.build.pipeline import Background
+    from retrolink.progress import StepFailed, run_logged
+    log = tmp_path / "build.log"
+    chatter = Background(run_logged, ["sh", "-c", "for i in $(seq 3000); do echo other $i; done"],
+                         log)
+    with pytest.raises(StepFailed) as failed:
+        run_logged(["sh", "-c", "for i in $(seq 200); do echo mine $i; done; exit 3"], log)
+    chatter.result()
+    text = str(failed.value)
+    assert "exit 3" in text and "mine 200" in text and "other" not in text, text
+    lines = log.read_text().splitlines()
+    assert sum(l.startswith("mine ") for l in lines) == 200
+    assert sum(l.startswith("other ") for l in lines) == 3000
+    assert all(l.startswith(("mine ", "other ", "$ ")) or not l for l in lines)
+
+
+def test_a_failure_beside_qemu_s_build_stops_it(tmp_path):
+    """The foreground fails: Background.stop ends the background job's tool at once."""
+    from retrolink.build.pipeline import Background
+    from retrolink.progress import StepFailed, run_logged
+    job = Background(run_logged, ["sleep", "60"], tmp_path / "log")
+    time.sleep(0.5)
+    start = time.monotonic()
+    job.stop()
+    assert time.monotonic() - start < 5
+    with pytest.raises(StepFailed, match="exit -15"):
+        job.result()

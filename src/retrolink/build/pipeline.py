@@ -2,13 +2,14 @@
 our own programs and modules, and the initramfs."""
 import json
 import os
+import threading
 from pathlib import Path
 
 from retrolink import paths
 from retrolink.build import stamp
 from retrolink.build.artifacts import Artifacts
 from retrolink.build.lock import build_lock, build_lock_free
-from retrolink.progress import StepFailed
+from retrolink.progress import StepFailed, stop_tools
 
 # RETROLINK_NO_BUILD=1: take the last build's artifacts as they are, without even the
 # stamp check (stamp.py: a few milliseconds when nothing changed). The test suite sets it
@@ -43,12 +44,28 @@ def build_all() -> Artifacts:
     log.parent.mkdir(parents=True, exist_ok=True)
     with build_lock():
         stamp.forget()
-        bootstrap.setup_host(log)
-        kernel = ensure_kernel(log)
-        qemu = qemu_build.build_qemu(log)
-        stage = build_ours(kernel, log)
-        initrd = paths.build_dir() / "initramfs.cpio"
-        initramfs.assemble(kernel, stage, initrd, log)
+        # QEMU's build is the long pole: it runs beside the rest, which does not need it
+        # (its source download even beside the host's packages, with apt alone)
+        host, failed = threading.Event(), []
+
+        def host_ready():
+            host.wait()
+            if failed:
+                raise StepFailed("stopped: another step of the build failed")
+        qemu_job = Background(qemu_build.build_qemu, log, host_ready=host_ready)
+        try:
+            bootstrap.setup_host(log)
+            host.set()
+            kernel = ensure_kernel(log)
+            stage = build_ours(kernel, log)
+            initrd = paths.build_dir() / "initramfs.cpio"
+            initramfs.assemble(kernel, stage, initrd, log)
+            qemu = qemu_job.result()
+        except BaseException:       # a failed step, or Ctrl-C: QEMU's build ends too
+            failed.append(True)
+            host.set()
+            qemu_job.stop()
+            raise
         art = Artifacts(qemu=qemu, kernel=kernel.vmlinuz, initrd=initrd,
                         fabric=paths.fabric_binary())
         built_record().write_text(json.dumps({k: str(v) for k, v in vars(art).items()}) + "\n")
@@ -56,6 +73,38 @@ def build_all() -> Artifacts:
         # seen by the next command
         stamp.write(inputs, vars(art))
     return art
+
+
+class Background:
+    """fn(*args, **kwargs) in a thread of its own; result() waits and gives its value
+    or raises its exception; stop() ends its tools (progress.stop_tools) and waits."""
+
+    def __init__(self, fn, *args, **kwargs):
+        self._value, self._error = None, None
+
+        def run():
+            try:
+                self._value = fn(*args, **kwargs)
+            except BaseException as e:      # raised again by result()
+                self._error = e
+        self._thread = threading.Thread(target=run, name=getattr(fn, "__name__", "job"),
+                                        daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def stop(self) -> None:
+        """The foreground failed: end this job's tools, and wait for it to notice (its own
+        failure is then of no interest)."""
+        stop_tools(self._thread)
+        # a tool started just after the first look is ended by the second
+        while self._thread.is_alive():
+            self._thread.join(0.2)
+            stop_tools(self._thread)
 
 
 def last_built() -> Artifacts:

@@ -203,9 +203,10 @@ def configure_args(pin: dict, variant: str = "release") -> list[str]:
     return list(pin["build"]["configure"]) + list(VARIANTS[variant].configure)
 
 
-def build_qemu(log: Path, variant: str = "release") -> Path:
+def build_qemu(log: Path, variant: str = "release", host_ready=lambda: None) -> Path:
     """Make sure the pinned QEMU with our devices is built (as the given variant of
-    VARIANTS); return the binary."""
+    VARIANTS); return the binary. host_ready() returns once the host's packages are
+    installed (the build may start before: the source download needs apt alone)."""
     pin = load_pin()
     root = qemu_root(pin)
     v = VARIANTS[variant]
@@ -219,8 +220,10 @@ def build_qemu(log: Path, variant: str = "release") -> Path:
             for other in VARIANTS:
                 shutil.rmtree(qemu_build_dir(pin, other), ignore_errors=True)
         dsc = fetch_and_verify(pin, log)
+        host_ready()
         root.mkdir(parents=True, exist_ok=True)
         extract(dsc, tree, log)
+    host_ready()
     apply_overlay(tree, pin)
     stamp = build / "retrolink-configure.json"
     venv_bin = build_python(root, log)
