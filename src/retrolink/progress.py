@@ -30,9 +30,16 @@ def say(msg: str) -> None:
 
 
 def stop_tools(thread: threading.Thread) -> None:
-    """Terminate the tools that run_logged runs for thread (its own step then fails)."""
+    """Terminate the tools that run_logged runs for thread, or for a thread it started
+    (build/jobs.py: rl_parent), whose steps then fail."""
+    def started_by(t):
+        while t is not None:
+            if t is thread:
+                return True
+            t = getattr(t, "rl_parent", None)
+        return False
     with _tools_lock:
-        procs = [p for p, t in _tools.items() if t is thread]
+        procs = [p for p, t in _tools.items() if started_by(t)]
     for p in procs:
         p.terminate()
 

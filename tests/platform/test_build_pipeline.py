@@ -211,7 +211,7 @@ def test_a_no_op_build_runs_no_tool(artifacts, monkeypatch):
 def test_a_failed_step_shows_its_own_output_while_another_tool_writes_the_log(tmp_path):
     """QEMU compiles beside the rest of the build, both into build.log: a failing tool's
     message has its own last lines, not the other's, and the log has every line whole."""
-    from retrolink.build.pipeline import Background
+    from retrolink.build.jobs import Background
     from retrolink.progress import StepFailed, run_logged
     log = tmp_path / "build.log"
     chatter = Background(run_logged, ["sh", "-c", "for i in $(seq 3000); do echo other $i; done"],
@@ -229,12 +229,18 @@ def test_a_failed_step_shows_its_own_output_while_another_tool_writes_the_log(tm
 
 def test_a_failure_beside_qemu_s_build_stops_it(tmp_path):
     """The foreground fails: Background.stop ends the background job's tool at once."""
-    from retrolink.build.pipeline import Background
+    from retrolink.build.jobs import Background
     from retrolink.progress import StepFailed, run_logged
     job = Background(run_logged, ["sleep", "60"], tmp_path / "log")
+
+    def waits_for_its_own_job():     # as QEMU's build waits for its build Python
+        return Background(run_logged, ["sleep", "60"], tmp_path / "log").result()
+    nested = Background(waits_for_its_own_job)
     time.sleep(0.5)
     start = time.monotonic()
     job.stop()
+    nested.stop()
     assert time.monotonic() - start < 5
-    with pytest.raises(StepFailed, match="exit -15"):
-        job.result()
+    for j in (job, nested):
+        with pytest.raises(StepFailed, match="exit -15"):
+            j.result()

@@ -9,7 +9,8 @@ from retrolink import paths
 from retrolink.build import stamp
 from retrolink.build.artifacts import Artifacts
 from retrolink.build.lock import build_lock, build_lock_free
-from retrolink.progress import StepFailed, stop_tools
+from retrolink.build.jobs import Background
+from retrolink.progress import StepFailed
 
 # RETROLINK_NO_BUILD=1: take the last build's artifacts as they are, without even the
 # stamp check (stamp.py: a few milliseconds when nothing changed). The test suite sets it
@@ -52,12 +53,13 @@ def build_all() -> Artifacts:
             host.wait()
             if failed:
                 raise StepFailed("stopped: another step of the build failed")
+        qemu_cold = not qemu_build.qemu_binary().exists()
         qemu_job = Background(qemu_build.build_qemu, log, host_ready=host_ready)
         try:
             bootstrap.setup_host(log)
             host.set()
             kernel = ensure_kernel(log)
-            stage = build_ours(kernel, log)
+            stage = build_ours(kernel, log, beside_qemu=qemu_cold)
             initrd = paths.build_dir() / "initramfs.cpio"
             initramfs.assemble(kernel, stage, initrd, log)
             qemu = qemu_job.result()
@@ -73,38 +75,6 @@ def build_all() -> Artifacts:
         # seen by the next command
         stamp.write(inputs, vars(art))
     return art
-
-
-class Background:
-    """fn(*args, **kwargs) in a thread of its own; result() waits and gives its value
-    or raises its exception; stop() ends its tools (progress.stop_tools) and waits."""
-
-    def __init__(self, fn, *args, **kwargs):
-        self._value, self._error = None, None
-
-        def run():
-            try:
-                self._value = fn(*args, **kwargs)
-            except BaseException as e:      # raised again by result()
-                self._error = e
-        self._thread = threading.Thread(target=run, name=getattr(fn, "__name__", "job"),
-                                        daemon=True)
-        self._thread.start()
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-    def stop(self) -> None:
-        """The foreground failed: end this job's tools, and wait for it to notice (its own
-        failure is then of no interest)."""
-        stop_tools(self._thread)
-        # a tool started just after the first look is ended by the second
-        while self._thread.is_alive():
-            self._thread.join(0.2)
-            stop_tools(self._thread)
 
 
 def last_built() -> Artifacts:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from retrolink import paths
 from retrolink.build.debian_src import download_source
+from retrolink.build.jobs import Background
 from retrolink.progress import StepFailed, run_logged, say, step
 
 PIN_FILE = paths.QEMU_OVERLAY / "upstream.toml"
@@ -211,22 +212,28 @@ def build_qemu(log: Path, variant: str = "release", host_ready=lambda: None) -> 
     root = qemu_root(pin)
     v = VARIANTS[variant]
     tree, build = root / "src", qemu_build_dir(pin, variant)
-    if not tree_is_current(tree):
-        if tree.exists():
-            # unpacked files keep their archive times, so ninja would not see the
-            # change: start the tree and every build of it over (one full build each)
-            say("QEMU patches in qemu/patches/ changed: unpacking QEMU again")
-            shutil.rmtree(tree)
-            for other in VARIANTS:
-                shutil.rmtree(qemu_build_dir(pin, other), ignore_errors=True)
-        dsc = fetch_and_verify(pin, log)
+    root.mkdir(parents=True, exist_ok=True)
+    # the build Python (pip) needs neither the source nor the host's packages
+    python_job = Background(build_python, root, log)
+    try:
+        if not tree_is_current(tree):
+            if tree.exists():
+                # unpacked files keep their archive times, so ninja would not see the
+                # change: start the tree and every build of it over (one full build each)
+                say("QEMU patches in qemu/patches/ changed: unpacking QEMU again")
+                shutil.rmtree(tree)
+                for other in VARIANTS:
+                    shutil.rmtree(qemu_build_dir(pin, other), ignore_errors=True)
+            dsc = fetch_and_verify(pin, log)
+            host_ready()
+            extract(dsc, tree, log)
         host_ready()
-        root.mkdir(parents=True, exist_ok=True)
-        extract(dsc, tree, log)
-    host_ready()
+        venv_bin = python_job.result()
+    except BaseException:
+        python_job.stop()
+        raise
     apply_overlay(tree, pin)
     stamp = build / "retrolink-configure.json"
-    venv_bin = build_python(root, log)
     want = {"args": configure_args(pin, variant), "python": str(venv_bin)}
     if not (build / "build.ninja").exists() or not stamp.exists() \
             or json.loads(stamp.read_text()) != want:
