@@ -2,12 +2,12 @@
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
 
 from retrolink import paths
-from retrolink.model.machine import MachineError, load_machine, parse_overrides
 from retrolink.progress import StepFailed, say
 
 DEFAULT_MACHINE = "sure-sx"
@@ -20,8 +20,11 @@ def cmd_build(args) -> int:
     return 0
 
 
+# The machine model (pydantic) is imported by the commands that load a machine: a warm
+# `retrolink build` stays a few tens of milliseconds (src/retrolink/build/stamp.py).
 def cmd_run(args) -> int:
     from retrolink.build.pipeline import build_all
+    from retrolink.model.machine import MachineError, load_machine, parse_overrides
     from retrolink.run.runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
     if args.qemu_trace is not None and not re.fullmatch(r"[A-Za-z0-9_*?]+", args.qemu_trace):
@@ -41,6 +44,7 @@ def cmd_run(args) -> int:
 
 def cmd_up(args) -> int:
     from retrolink.build.pipeline import build_all
+    from retrolink.model.machine import load_machine, parse_overrides
     from retrolink.run.interactive import up
     machine = load_machine(args.machine, parse_overrides(args.set))
     return up(machine, build_all())
@@ -236,7 +240,6 @@ def main(argv=None) -> int:
         i = argv.index("--")
         argv, guest_cmd = argv[:i], argv[i + 1:]
     args = make_parser().parse_args(argv)
-    from retrolink.run.cluster import terminate_on_sigterm
     terminate_on_sigterm()
     if guest_cmd is not None:
         args.command = guest_cmd
@@ -246,9 +249,20 @@ def main(argv=None) -> int:
         os.environ["RETROLINK_COLD"] = "1"      # the clusters, and the tests' (docs/snapshots.md)
     try:
         return args.func(args)
-    except (MachineError, StepFailed) as e:
-        print(f"retrolink: error: {e}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("retrolink: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        from retrolink.model.machine import MachineError
+        if not isinstance(e, (MachineError, StepFailed)):
+            raise
+        print(f"retrolink: error: {e}", file=sys.stderr)
+        return 2
+
+
+def terminate_on_sigterm():
+    """Make SIGTERM and SIGHUP stop retrolink like Ctrl-C (so clusters are shut down)."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)

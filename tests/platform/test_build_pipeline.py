@@ -119,3 +119,128 @@ def test_no_build_takes_the_last_build_or_says_what_is_missing(tmp_path, monkeyp
     files["kernel"].unlink()
     with pytest.raises(pipeline.StepFailed, match=r"kernel is gone: run ./retrolink build"):
         pipeline.build_all()
+
+
+def _fake_checkout(root: Path) -> dict:
+    """A checkout of the files the stamp reads, and a build's artifacts."""
+    files = {"qemu/sx/sx.c": "int sx;\n", "qemu/patches/0001-fix.patch": "--- a\n+++ b\n",
+             "qemu/upstream.toml": "[source]\n", "guest/rootfs/init": "#!/bin/sh\n",
+             "guest/kernel/sx/sx.c": "int m;\n", "deps/apt.txt": "gcc\n",
+             "fabric/core/main.c": "int main;\n", "meson.build": "project('x')\n",
+             "src/retrolink/build/pipeline.py": "x = 1\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    art = {k: root / "out" / k for k in ("qemu", "kernel", "initrd", "fabric")}
+    for f in art.values():
+        f.parent.mkdir(exist_ok=True)
+        f.write_bytes(b"built")
+    return art
+
+
+def _edit_keeping_times(path: Path, text: str) -> None:
+    """Change the content but give back its size and modification time: an editor or
+    tool that keeps them must not hide the change."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("change", ["device source", "patch same size and time",
+                                    "guest module", "init script", "package list",
+                                    "new file", "deleted file", "artifact rebuilt elsewhere",
+                                    "artifact gone", "build code"])
+def test_the_build_stamp_sees_a_changed_input(tmp_path, monkeypatch, change):
+    """The warm check (stamp.py): the same inputs give the last build's artifacts without
+    a tool run; each kind of change to an input or an artifact makes the build run."""
+    from retrolink.build import stamp
+    repo = tmp_path / "repo"
+    art = _fake_checkout(repo)
+    monkeypatch.setattr(paths, "REPO", repo)
+    monkeypatch.setenv("RETROLINK_BUILD", str(tmp_path / "build"))
+    (tmp_path / "build").mkdir()
+    before = stamp.inputs_stamp()
+    stamp.write(before, art)
+    assert stamp.current(stamp.inputs_stamp()) == art
+    time.sleep(0.01)
+    if change == "device source":
+        (repo / "qemu/sx/sx.c").write_text("int sx; int y;\n")
+    elif change == "patch same size and time":
+        _edit_keeping_times(repo / "qemu/patches/0001-fix.patch", "--- c\n+++ d\n")
+    elif change == "guest module":
+        _edit_keeping_times(repo / "guest/kernel/sx/sx.c", "int n;\n")
+    elif change == "init script":
+        (repo / "guest/rootfs/init").write_text("#!/bin/sh\necho\n")
+    elif change == "package list":
+        (repo / "deps/apt.txt").write_text("gcc\nmake\n")
+    elif change == "new file":
+        (repo / "guest/kernel/sx/extra.h").write_text("\n")
+    elif change == "deleted file":
+        (repo / "fabric/core/main.c").unlink()
+    elif change == "artifact rebuilt elsewhere":
+        art["qemu"].write_bytes(b"relinked")
+    elif change == "artifact gone":
+        art["initrd"].unlink()
+    elif change == "build code":
+        (repo / "src/retrolink/build/pipeline.py").write_text("x = 2\n")
+    assert stamp.current(stamp.inputs_stamp()) is None
+    # a build that fails part-way leaves no stamp that says it is current
+    stamp.write(before, art)
+    stamp.forget()
+    assert stamp.current(before) is None
+
+
+def test_a_no_op_build_runs_no_tool(artifacts, monkeypatch):
+    """Once built, build_all decides from the stamps alone: no apt, ninja, meson or cpio."""
+    import subprocess
+    from retrolink.build import pipeline
+    monkeypatch.delenv(pipeline.NO_BUILD, raising=False)
+    pipeline.build_all()        # (re)stamps if a test touched a source meanwhile
+    # another worker may hold the build lock (a sanitizer build of the fabric): this
+    # test is about the stamp
+    monkeypatch.setattr(pipeline, "build_lock_free", lambda: True)
+
+    def no_tool(*args, **kwargs):
+        raise AssertionError(f"a no-op build ran {args[0]}")
+    for name in ("run", "Popen", "call", "check_call", "check_output"):
+        monkeypatch.setattr(subprocess, name, no_tool)
+    assert pipeline.build_all() == artifacts
+
+
+def test_a_failed_step_shows_its_own_output_while_another_tool_writes_the_log(tmp_path):
+    """QEMU compiles beside the rest of the build, both into build.log: a failing tool's
+    message has its own last lines, not the other's, and the log has every line whole."""
+    from retrolink.build.jobs import Background
+    from retrolink.progress import StepFailed, run_logged
+    log = tmp_path / "build.log"
+    chatter = Background(run_logged, ["sh", "-c", "for i in $(seq 3000); do echo other $i; done"],
+                         log)
+    with pytest.raises(StepFailed) as failed:
+        run_logged(["sh", "-c", "for i in $(seq 200); do echo mine $i; done; exit 3"], log)
+    chatter.result()
+    text = str(failed.value)
+    assert "exit 3" in text and "mine 200" in text and "other" not in text, text
+    lines = log.read_text().splitlines()
+    assert sum(l.startswith("mine ") for l in lines) == 200
+    assert sum(l.startswith("other ") for l in lines) == 3000
+    assert all(l.startswith(("mine ", "other ", "$ ")) or not l for l in lines)
+
+
+def test_a_failure_beside_qemu_s_build_stops_it(tmp_path):
+    """The foreground fails: Background.stop ends the background job's tool at once."""
+    from retrolink.build.jobs import Background
+    from retrolink.progress import StepFailed, run_logged
+    job = Background(run_logged, ["sleep", "60"], tmp_path / "log")
+
+    def waits_for_its_own_job():     # as QEMU's build waits for its build Python
+        return Background(run_logged, ["sleep", "60"], tmp_path / "log").result()
+    nested = Background(waits_for_its_own_job)
+    time.sleep(0.5)
+    start = time.monotonic()
+    job.stop()
+    nested.stop()
+    assert time.monotonic() - start < 5
+    for j in (job, nested):
+        with pytest.raises(StepFailed, match="exit -15"):
+            j.result()

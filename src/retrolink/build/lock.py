@@ -22,3 +22,20 @@ def build_lock():
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def build_lock_free() -> bool:
+    """Whether no build holds the lock right now (a look, without waiting or holding it):
+    a build under way may be rewriting the artifacts a stamp check would take."""
+    path = paths.cache_dir() / "build.lock"
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return True
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return True

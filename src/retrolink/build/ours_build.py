@@ -16,9 +16,11 @@ def meson() -> str:
     return str(venv_meson) if venv_meson.exists() else "meson"
 
 
-def build_ours(kernel: GuestKernel, log: Path) -> Path:
+def build_ours(kernel: GuestKernel, log: Path, beside_qemu: bool = False) -> Path:
     """Configure (once), compile (incrementally) and stage the guest files; return the
-    staging root whose usr/ and lib/ go into the initramfs."""
+    staging root whose usr/ and lib/ go into the initramfs. beside_qemu: QEMU is built
+    from scratch meanwhile, the long pole: the compilers here take a lower priority
+    (nice), so that QEMU's single-threaded steps (its configure) keep a core."""
     build = paths.build_dir()
     options = {"kernel_headers": str(kernel.headers)}
     stamp = build / "retrolink-options.json"
@@ -33,7 +35,8 @@ def build_ours(kernel: GuestKernel, log: Path) -> Path:
     todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
     if todo:
         with step(f"building fabric, guest programs and modules ({todo} steps)"):
-            run_logged(["ninja", "-C", build], log)
+            run_logged([*(["nice", "-n", "5"] if beside_qemu else []), "ninja", "-C", build],
+                       log)
     stage = build / "guest-root"
     shutil.rmtree(stage, ignore_errors=True)
     run_logged([meson(), "install", "-C", build, "--no-rebuild", "--quiet",

@@ -2,20 +2,20 @@
 our own programs and modules, and the initramfs."""
 import json
 import os
-import shutil
+import threading
 from pathlib import Path
 
-from retrolink.build import bootstrap, initramfs, qemu_build
 from retrolink import paths
-from retrolink.build.guest_kernel import ensure_kernel
-from retrolink.build.lock import build_lock
-from retrolink.run.node_command import Artifacts
-from retrolink.build.ours_build import build_ours
-from retrolink.progress import StepFailed, say, step
+from retrolink.build import stamp
+from retrolink.build.artifacts import Artifacts
+from retrolink.build.lock import build_lock, build_lock_free
+from retrolink.build.jobs import Background
+from retrolink.progress import StepFailed
 
-# RETROLINK_NO_BUILD=1: take the last build's artifacts as they are, without the checks
-# (apt, ninja) that cost a few seconds per command even when nothing changed. The test
-# suite sets it for the commands it runs, once its session has built.
+# RETROLINK_NO_BUILD=1: take the last build's artifacts as they are, without even the
+# stamp check (stamp.py: a few milliseconds when nothing changed). The test suite sets it
+# for the commands it runs, once its session has built: a test that edits a source (and
+# puts it back) then does not make the next command rebuild.
 NO_BUILD = "RETROLINK_NO_BUILD"
 
 
@@ -31,18 +31,49 @@ def built_record() -> Path:
 def build_all() -> Artifacts:
     if os.environ.get(NO_BUILD, "") not in ("", "0"):
         return last_built()
+    # nothing the build reads has changed since the last successful build, and no build
+    # is under way: its artifacts as they are, without running a tool (stamp.py)
+    inputs = stamp.inputs_stamp()
+    if build_lock_free():
+        done = stamp.current(inputs)
+        if done is not None:
+            return Artifacts(**done)
+    from retrolink.build import bootstrap, initramfs, qemu_build
+    from retrolink.build.guest_kernel import ensure_kernel
+    from retrolink.build.ours_build import build_ours
     log = build_log()
     log.parent.mkdir(parents=True, exist_ok=True)
     with build_lock():
-        bootstrap.setup_host(log)
-        kernel = ensure_kernel(log)
-        qemu = qemu_build.build_qemu(log)
-        stage = build_ours(kernel, log)
-        initrd = paths.build_dir() / "initramfs.cpio"
-        initramfs.assemble(kernel, stage, initrd, log)
-    art = Artifacts(qemu=qemu, kernel=kernel.vmlinuz, initrd=initrd,
-                    fabric=paths.fabric_binary())
-    built_record().write_text(json.dumps({k: str(v) for k, v in vars(art).items()}) + "\n")
+        stamp.forget()
+        # QEMU's build is the long pole: it runs beside the rest, which does not need it
+        # (its source download even beside the host's packages, with apt alone)
+        host, failed = threading.Event(), []
+
+        def host_ready():
+            host.wait()
+            if failed:
+                raise StepFailed("stopped: another step of the build failed")
+        qemu_cold = not qemu_build.qemu_binary().exists()
+        qemu_job = Background(qemu_build.build_qemu, log, host_ready=host_ready)
+        try:
+            bootstrap.setup_host(log)
+            host.set()
+            kernel = ensure_kernel(log)
+            stage = build_ours(kernel, log, beside_qemu=qemu_cold)
+            initrd = paths.build_dir() / "initramfs.cpio"
+            initramfs.assemble(kernel, stage, initrd, log)
+            qemu = qemu_job.result()
+        except BaseException:       # a failed step, or Ctrl-C: QEMU's build ends too
+            failed.append(True)
+            host.set()
+            qemu_job.stop()
+            raise
+        art = Artifacts(qemu=qemu, kernel=kernel.vmlinuz, initrd=initrd,
+                        fabric=paths.fabric_binary())
+        built_record().write_text(json.dumps({k: str(v) for k, v in vars(art).items()}) + "\n")
+        # the inputs as they were when this build started: an edit made while it ran is
+        # seen by the next command
+        stamp.write(inputs, vars(art))
     return art
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from retrolink import paths
 from retrolink.build.debian_src import download_source
+from retrolink.build.jobs import Background
 from retrolink.progress import StepFailed, run_logged, say, step
 
 PIN_FILE = paths.QEMU_OVERLAY / "upstream.toml"
@@ -48,7 +49,8 @@ class Variant:
 
 VARIANTS = {
     "release": Variant("build", (), "QEMU", "about 2 min on 2 cores"),
-    "asan": Variant("build-asan", ("--enable-asan", "--enable-ubsan"),
+    # the pin's --disable-debug-info undone: sanitizer reports name file and line
+    "asan": Variant("build-asan", ("--enable-asan", "--enable-ubsan", "--enable-debug-info"),
                     "QEMU with ASan/UBSan", "about 7 min on 2 cores"),
 }
 
@@ -202,27 +204,36 @@ def configure_args(pin: dict, variant: str = "release") -> list[str]:
     return list(pin["build"]["configure"]) + list(VARIANTS[variant].configure)
 
 
-def build_qemu(log: Path, variant: str = "release") -> Path:
+def build_qemu(log: Path, variant: str = "release", host_ready=lambda: None) -> Path:
     """Make sure the pinned QEMU with our devices is built (as the given variant of
-    VARIANTS); return the binary."""
+    VARIANTS); return the binary. host_ready() returns once the host's packages are
+    installed (the build may start before: the source download needs apt alone)."""
     pin = load_pin()
     root = qemu_root(pin)
     v = VARIANTS[variant]
     tree, build = root / "src", qemu_build_dir(pin, variant)
-    if not tree_is_current(tree):
-        if tree.exists():
-            # unpacked files keep their archive times, so ninja would not see the
-            # change: start the tree and every build of it over (one full build each)
-            say("QEMU patches in qemu/patches/ changed: unpacking QEMU again")
-            shutil.rmtree(tree)
-            for other in VARIANTS:
-                shutil.rmtree(qemu_build_dir(pin, other), ignore_errors=True)
-        dsc = fetch_and_verify(pin, log)
-        root.mkdir(parents=True, exist_ok=True)
-        extract(dsc, tree, log)
+    root.mkdir(parents=True, exist_ok=True)
+    # the build Python (pip) needs neither the source nor the host's packages
+    python_job = Background(build_python, root, log)
+    try:
+        if not tree_is_current(tree):
+            if tree.exists():
+                # unpacked files keep their archive times, so ninja would not see the
+                # change: start the tree and every build of it over (one full build each)
+                say("QEMU patches in qemu/patches/ changed: unpacking QEMU again")
+                shutil.rmtree(tree)
+                for other in VARIANTS:
+                    shutil.rmtree(qemu_build_dir(pin, other), ignore_errors=True)
+            dsc = fetch_and_verify(pin, log)
+            host_ready()
+            extract(dsc, tree, log)
+        host_ready()
+        venv_bin = python_job.result()
+    except BaseException:
+        python_job.stop()
+        raise
     apply_overlay(tree, pin)
     stamp = build / "retrolink-configure.json"
-    venv_bin = build_python(root, log)
     want = {"args": configure_args(pin, variant), "python": str(venv_bin)}
     if not (build / "build.ninja").exists() or not stamp.exists() \
             or json.loads(stamp.read_text()) != want:

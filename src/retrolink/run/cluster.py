@@ -39,14 +39,6 @@ def _die_with_parent():
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def terminate_on_sigterm():
-    """Make SIGTERM and SIGHUP stop retrolink like Ctrl-C (so clusters are shut down)."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, handler)
-
-
 class ClusterError(StepFailed):
     """A cluster could not be started (the message says what to do)."""
 

@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrolink.build.artifacts import Artifacts
 from retrolink.model.machine import Machine
 from retrolink.run import guest_net
 
@@ -14,14 +15,6 @@ DEBUG_EXIT_VALUE = 0x2A
 DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
 BARRIER_PORT = 0xF5      # guest/rootfs/init waits there for the cluster, booted
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
-
-
-@dataclass(frozen=True)
-class Artifacts:
-    qemu: Path
-    kernel: Path
-    initrd: Path
-    fabric: Path
 
 
 @dataclass(frozen=True)
