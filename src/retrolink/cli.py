@@ -239,7 +239,14 @@ def main(argv=None) -> int:
     if "--" in argv and argv[:1] == ["run"]:
         i = argv.index("--")
         argv, guest_cmd = argv[:i], argv[i + 1:]
+    # everything after "test" goes to pytest as typed, options first too (-n 0 tests/x):
+    # argparse's REMAINDER would refuse a leading option
+    pytest_args = None
+    if argv[:1] == ["test"] and argv[1:2] not in (["-h"], ["--help"]):
+        argv, pytest_args = argv[:1], argv[1:]
     args = make_parser().parse_args(argv)
+    if pytest_args is not None:
+        args.pytest_args = pytest_args
     terminate_on_sigterm()
     if guest_cmd is not None:
         args.command = guest_cmd
