@@ -117,13 +117,13 @@ void c3_evq_post_reserved(C3State *s, uint32_t flags, uint32_t kind, uint32_t sr
 void c3_evq_tail_write(C3State *s, uint32_t val, uint64_t bus_end)
 {
     if (!c3_enabled(s)) {
-        c3_guest_error(s, "EVQ_TAIL write 0x%x refused: the interface is not enabled "
+        rl_board_guest_error(s->rl, "EVQ_TAIL write 0x%x refused: the interface is not enabled "
                        "(C3_ERR_CONFIG)", val);
         s->error = C3_ERR_CONFIG;
         return;
     }
     if (val - s->evq_tail > s->evq_head - s->evq_tail) {
-        c3_guest_error(s, "EVQ_TAIL write %u refused: the interface has written events up "
+        rl_board_guest_error(s->rl, "EVQ_TAIL write %u refused: the interface has written events up "
                        "to %u, the driver consumed %u (C3_ERR_LENGTH)", val, s->evq_head,
                        s->evq_tail);
         s->error = C3_ERR_LENGTH;

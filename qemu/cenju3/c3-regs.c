@@ -58,14 +58,14 @@ static const RlRegName c3_reg_names[] = {
 
 static void c3_refused(C3State *s, hwaddr addr, unsigned size, bool write, const char *why)
 {
-    c3_guest_error(s, "%u-byte %s at offset 0x%" HWADDR_PRIx " refused: %s", size,
+    rl_board_guest_error(s->rl, "%u-byte %s at offset 0x%" HWADDR_PRIx " refused: %s", size,
                    write ? "write" : "read", addr, why);
 }
 
 /* A refused control write: logged, and its C3_ERR_* in C3_REG_ERROR. */
 static void c3_ctrl_error(C3State *s, uint32_t err, const char *what)
 {
-    c3_guest_error(s, "%s refused (C3_ERR %u)", what, err);
+    rl_board_guest_error(s->rl, "%s refused (C3_ERR %u)", what, err);
     s->error = err;
 }
 
@@ -130,7 +130,7 @@ void c3_disable(C3State *s)
 static void c3_ctrl_write(C3State *s, uint32_t val)
 {
     if (val & ~(C3_CTRL_ENABLE | C3_CTRL_RESET)) {
-        c3_guest_error(s, "CTRL 0x%x has bits of no meaning: ignored", val);
+        rl_board_guest_error(s->rl, "CTRL 0x%x has bits of no meaning: ignored", val);
     }
     if (val & C3_CTRL_RESET) {
         c3_board_reset(s);
@@ -153,7 +153,7 @@ static void c3_req_tail_write(C3State *s, uint32_t val, uint64_t bus_end)
     }
     /* it may only move forward, and never past a full ring */
     if (val - s->req_head < s->req_tail - s->req_head || val - s->req_head > s->req_size) {
-        c3_guest_error(s, "REQ_TAIL %u: the interface has taken %u and the ring holds %u "
+        rl_board_guest_error(s->rl, "REQ_TAIL %u: the interface has taken %u and the ring holds %u "
                        "(was %u)", val, s->req_head, s->req_size, s->req_tail);
         c3_ctrl_error(s, C3_ERR_LENGTH, "REQ_TAIL write");
         return;
@@ -321,7 +321,7 @@ static void c3_write(void *opaque, hwaddr addr, uint64_t val64, unsigned size)
         break;
     case C3_REG_IRQ_MASK:
         if (val & ~C3_IRQ_ALL) {
-            c3_guest_error(s, "IRQ_MASK 0x%x has bits of no cause: ignored", val);
+            rl_board_guest_error(s->rl, "IRQ_MASK 0x%x has bits of no cause: ignored", val);
         }
         rl_board_set_mask(s->rl, val);
         break;

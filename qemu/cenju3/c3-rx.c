@@ -161,7 +161,7 @@ void c3_rx_kick(C3State *s, uint64_t from)
 
 static void c3_rx_refuse(C3State *s, C3Packet *p)
 {
-    c3_guest_error(s, "a %s packet from node %u refused: %s (C3_ERR %u)",
+    rl_board_guest_error(s->rl, "a %s packet from node %u refused: %s (C3_ERR %u)",
                    p->kind == C3_PKT_MSG ? "MSG" : "RDMA", p->src,
                    s->rx_err == C3_ERR_NO_SLOT ? "its receive table entry is 0" :
                    p->kind == C3_PKT_MSG ? "its receive table entry is misaligned or "

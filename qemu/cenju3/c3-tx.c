@@ -101,7 +101,7 @@ static void c3_req_status(C3State *s, uint32_t index, uint32_t err)
 
 static void c3_req_refuse(C3State *s, const C3Req *r, uint32_t err)
 {
-    c3_guest_error(s, "request %u (op %u to node %u, %u bytes) refused: %s (C3_ERR %u)",
+    rl_board_guest_error(s->rl, "request %u (op %u to node %u, %u bytes) refused: %s (C3_ERR %u)",
                    r->index, r->op, r->dest, r->len, c3_err_name(err), err);
     trace_retrolink_c3_refused(s->rl->node, r->index, err, c3_now());
     s->req_errors++;

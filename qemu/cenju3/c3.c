@@ -41,17 +41,6 @@ bool c3_ready(C3State *s)
     return c3_enabled(s) && c3_now() >= s->ready_at;
 }
 
-void c3_guest_error(C3State *s, const char *fmt, ...)
-{
-    g_autofree char *what = NULL;
-    va_list ap;
-
-    va_start(ap, fmt);
-    what = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-cenju3 node %u: %s\n", s->rl->node, what);
-}
-
 static bool c3_as_ram_ok(AddressSpace *as, uint64_t addr, uint64_t len, bool write)
 {
     if (len == 0 || addr > UINT64_MAX - (len - 1)) {

@@ -159,7 +159,6 @@ static inline uint64_t c3_u64(uint32_t lo, uint32_t hi)
 bool c3_ready(C3State *s);
 bool c3_enabled(C3State *s);
 void c3_board_reset(C3State *s);
-void c3_guest_error(C3State *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* [addr, addr + len) is wholly RAM (writable too, with write). */
 bool c3_ram_ok(C3State *s, uint64_t addr, uint64_t len, bool write);
 bool c3_cpu_ram_ok(uint64_t addr, uint64_t len);

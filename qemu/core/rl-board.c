@@ -5,6 +5,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "qemu/log.h"
 #include "qapi/error.h"
 #include "system/dma.h"
 
@@ -109,6 +110,19 @@ MemTxResult rl_board_dma_rw(RlBoard *b, uint64_t addr, void *buf, uint64_t len, 
     return dma_memory_rw(b->dma_as, addr, buf, len,
                          write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE,
                          MEMTXATTRS_UNSPECIFIED);
+}
+
+/* ---- the guest's errors -------------------------------------------------------------- */
+
+void rl_board_guest_error(RlBoard *b, const char *fmt, ...)
+{
+    g_autofree char *what = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qemu_log_mask(LOG_GUEST_ERROR, "%s node %u: %s\n", b->info->name, b->node, what);
 }
 
 /* ---- trace ---------------------------------------------------------------------------- */

@@ -114,6 +114,12 @@ static inline MemTxResult rl_board_dma_write(RlBoard *b, uint64_t addr, const vo
 }
 
 /*
+ * Something the guest did wrong, in QEMU's log with -d guest_errors:
+ * "<board> node N: <what>".
+ */
+void G_GNUC_PRINTF(2, 3) rl_board_guest_error(RlBoard *b, const char *fmt, ...);
+
+/*
  * Register names for trace events (the tulip_reg_name() of hw/net/tulip.c): a board's
  * table of { offset, name }, ended by { 0, NULL }; RL_REG(FC_REG_, CTRL) is
  * { FC_REG_CTRL, "CTRL" }.

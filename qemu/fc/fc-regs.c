@@ -83,17 +83,15 @@ static const char *fc_ctrl_reg_name(hwaddr addr)
 static void fc_refused(FcState *s, const char *bar, hwaddr addr, unsigned size, bool write,
                        const char *why)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: %u-byte %s at %s offset 0x%"
-                  HWADDR_PRIx " refused: %s\n", s->rl->node, size, write ? "write" : "read",
-                  bar, addr, why);
+    rl_board_guest_error(s->rl, "%u-byte %s at %s offset 0x%" HWADDR_PRIx " refused: %s",
+                         size, write ? "write" : "read", bar, addr, why);
 }
 
 /* ---- BAR0: the control page ------------------------------------------------- */
 
 static void fc_ctrl_error(FcState *s, uint32_t err, const char *what)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: %s refused (FC_ERR %u)\n",
-                  s->rl->node, what, err);
+    rl_board_guest_error(s->rl, "%s refused (FC_ERR %u)", what, err);
     s->error = err;
 }
 

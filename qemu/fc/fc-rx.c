@@ -59,9 +59,8 @@ void fc_rx_adapted(FcState *s, FcFrame *f)
         return;
     }
     if (!fc_rx_map(s, ch, ch->rx_next, f->len, f->pages)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: channel %u: ring slot %u is "
-                      "not mapped writable in the DVMA table: frame dropped\n", s->rl->node, c,
-                      ch->rx_next);
+        rl_board_guest_error(s->rl, "channel %u: ring slot %u is not mapped writable in the "
+                             "DVMA table: frame dropped", c, ch->rx_next);
         fc_rx_drop(s, ch, f, "slot not mapped");
         return;
     }
@@ -102,9 +101,9 @@ void fc_rx_release(FcState *s, uint32_t c, uint32_t n)
     FcChannel *ch = &s->ch[c];
 
     if (!(ch->ctrl & FC_CH_ENABLE) || n > ch->rx_host) {
-        qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: channel %u: RX_RELEASE %u "
-                      "refused: the host holds %u slots%s\n", s->rl->node, c, n, ch->rx_host,
-                      ch->ctrl & FC_CH_ENABLE ? "" : " (the channel is off)");
+        rl_board_guest_error(s->rl, "channel %u: RX_RELEASE %u refused: the host holds %u "
+                             "slots%s", c, n, ch->rx_host,
+                             ch->ctrl & FC_CH_ENABLE ? "" : " (the channel is off)");
         return;
     }
     ch->rx_host -= n;

@@ -51,14 +51,13 @@ static void fc_tx_refuse(FcState *s, uint32_t c, const char *what, uint32_t err)
 {
     FcChannel *ch = &s->ch[c];
 
-    qemu_log_mask(LOG_GUEST_ERROR, "retrolink-fc node %u: channel %u: %s refused: %s\n",
-                  s->rl->node, c, what,
-                  err == FC_ERR_WINDOW ? "the range is not wholly in the DVMA table" :
-                  err == FC_ERR_LENGTH ? "bad length" :
-                  err == FC_ERR_DEST ? "not a port of the network, or this port" :
-                  err == FC_ERR_BUSY ? "a DMA send is in progress or the queue is full" :
-                  err == FC_ERR_DISABLED ? "the adapter or the channel is not enabled" :
-                  "the destination is unreachable");
+    rl_board_guest_error(s->rl, "channel %u: %s refused: %s", c, what,
+                         err == FC_ERR_WINDOW ? "the range is not wholly in the DVMA table" :
+                         err == FC_ERR_LENGTH ? "bad length" :
+                         err == FC_ERR_DEST ? "not a port of the network, or this port" :
+                         err == FC_ERR_BUSY ? "a DMA send is in progress or the queue is full" :
+                         err == FC_ERR_DISABLED ? "the adapter or the channel is not enabled" :
+                         "the destination is unreachable");
     trace_retrolink_fc_tx_refused(s->rl->node, c, err, fc_now());
     ch->tx_status = err;
     ch->errors++;
