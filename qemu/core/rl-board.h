@@ -49,7 +49,7 @@ typedef struct RlBoardInfo {
     /*
      * Undo realize: called when a later step of realize fails and at exit (then after
      * the port has closed and before the event queue goes: drop the events that own
-     * memory). 
+     * memory).
      */
     void (*unrealize)(void *dev);
     void (*reset)(void *dev);

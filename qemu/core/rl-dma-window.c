@@ -27,7 +27,7 @@ uint64_t rl_dma_window_table(const RlDmaWindow *w)
     return ((uint64_t)w->table_hi << 32) | w->table_lo;
 }
 
-uint32_t rl_dma_window_npages(const RlDmaWindow *w, uint64_t addr, uint64_t len)
+uint64_t rl_dma_window_npages(const RlDmaWindow *w, uint64_t addr, uint64_t len)
 {
     if (!len) {
         return 0;
@@ -42,13 +42,15 @@ bool rl_dma_window_map(const RlDmaWindow *w, uint64_t addr, uint64_t len, bool w
     uint64_t first = addr / w->page_size;
     uint64_t need = RL_DMA_PAGE_VALID | (write ? RL_DMA_PAGE_WRITE : 0);
 
-    /* addr + len cannot wrap: len and addr are below 2^32 pages of 2^32 bytes at most */
-    if (!len || addr > UINT64_MAX - len ||
-        first + rl_dma_window_npages(w, addr, len) > MIN(w->pages, w->max_pages)) {
+    /* a range that wraps the address space, or ends past the table, is refused whole */
+    if (!len || addr > UINT64_MAX - len) {
         return false;
     }
-    uint32_t n = rl_dma_window_npages(w, addr, len);
-    for (uint32_t i = 0; i < n; i++) {
+    uint64_t n = rl_dma_window_npages(w, addr, len);
+    if (first + n > MIN(w->pages, w->max_pages)) {
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++) {
         uint64_t e;
         if (rl_board_dma_read(w->owner, table + (first + i) * 8, &e, sizeof(e)) !=
             MEMTX_OK) {

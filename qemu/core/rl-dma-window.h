@@ -45,7 +45,7 @@ void rl_dma_window_init(RlDmaWindow *w, RlBoard *owner, uint32_t page_size,
 void rl_dma_window_reset(RlDmaWindow *w);
 uint64_t rl_dma_window_table(const RlDmaWindow *w);
 /* The entries [addr, addr + len) touches (0 for len 0). */
-uint32_t rl_dma_window_npages(const RlDmaWindow *w, uint64_t addr, uint64_t len);
+uint64_t rl_dma_window_npages(const RlDmaWindow *w, uint64_t addr, uint64_t len);
 /*
  * Is [addr, addr + len) wholly in valid entries of the table (writable, with write; of
  * the tag, unless RL_DMA_ANY_TAG)? On success fill pages[] (if not NULL) with the bus

@@ -39,11 +39,6 @@ bool rl_fifo_push(RlFifo *f, uint32_t v);
 uint32_t rl_fifo_pop(RlFifo *f, uint32_t empty);
 void rl_fifo_reset(RlFifo *f);
 
-static inline uint32_t rl_fifo_count(const RlFifo *f)
-{
-    return f->count;
-}
-
 extern const VMStateDescription vmstate_rl_fifo;
 #define VMSTATE_RL_FIFO(_field, _state) \
     VMSTATE_STRUCT(_field, _state, 1, vmstate_rl_fifo, RlFifo)
