@@ -33,6 +33,23 @@ def file_name(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in text[:-4]) + text[-4:]
 
 
+def plot_path(stem: str, overrides: dict) -> Path:
+    """results/<stem>-<each --set K=V>.png, the settings made safe for a file name."""
+    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
+    return results_dir() / file_name(f"{stem}{fixed}.png")
+
+
+def write_plot(draw, png: Path) -> None:
+    """draw(png); a plot that fails is said, not raised: the measured points matter more
+    than their picture, and the table and the JSON have every one."""
+    try:
+        draw(png)
+    except Exception as e:
+        say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")
+        return
+    say(f"plot: {png}")
+
+
 def write_json(args, result: dict, wall: float) -> None:
     say(f"host wall time: {wall:.1f} s")
     if args.json:
@@ -54,12 +71,7 @@ def own_machines(args, overrides: dict, sweeps, name: str, load_definition, what
     say(what)
     result = run(overrides, art, args.quick)
     print(table(result), flush=True)
-    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
-    png = results_dir() / file_name(f"{name}{'-quick' if args.quick else ''}{fixed}.png")
-    try:
-        plot(result, png)
-        say(f"plot: {png}")
-    except Exception as e:      # the measured points matter more than their picture
-        say(f"plot not written ({type(e).__name__}: {e}); the table and the JSON have every point")
+    png = plot_path(f"{name}{'-quick' if args.quick else ''}", overrides)
+    write_plot(lambda path: plot(result, path), png)
     write_json(args, result, time.monotonic() - start)
     return 0

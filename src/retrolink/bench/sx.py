@@ -6,7 +6,6 @@ which under icount is the model's virtual time.
 """
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from retrolink import paths
 from retrolink.bench import harness, report, results
@@ -155,12 +154,12 @@ def main(args, overrides: dict, sweeps) -> int:
                 # keep what was measured: the table, the plot and the JSON of the
                 # points before the failure, then report the failure
                 if e.partial["points"]:
-                    report_sweep(e.partial, overrides, harness.results_dir())
+                    report_sweep(e.partial, overrides)
                     result["sweeps"].append(e.partial)
                 result["incomplete"] = str(e)
                 harness.write_json(args, result, time.monotonic() - start)
                 raise
-            report_sweep(s, overrides, harness.results_dir())
+            report_sweep(s, overrides)
             result["sweeps"].append(s)
     else:
         say(f"SURE-SX benchmarks on {args.machine} (boots the cluster 3 times)")
@@ -170,17 +169,11 @@ def main(args, overrides: dict, sweeps) -> int:
     return 0
 
 
-def report_sweep(s: dict, overrides: dict, out_dir: Path) -> None:
+def report_sweep(s: dict, overrides: dict) -> None:
     print(report.sweep_table(s), flush=True)
     key = s["key"]
-    fixed = "".join(f"-{k}={v}" for k, v in sorted(overrides.items()))
-    png = out_dir / harness.file_name(f"sx-sweep-{key}{fixed}.png")
     setting = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-    try:
-        report.sweep_plot(s, png, f"SURE-SX: sweep of {key}" + (f" ({setting})" if setting else ""),
-                          load_definition(False)["sweep"]["projection_sizes"])
-    except Exception as e:      # the measured points matter more than their picture
-        say(f"plot not written ({type(e).__name__}: {e}); the table above and the JSON "
-            "have every point")
-        return
-    say(f"plot: {png}")
+    title = f"SURE-SX: sweep of {key}" + (f" ({setting})" if setting else "")
+    harness.write_plot(lambda png: report.sweep_plot(
+        s, png, title, load_definition(False)["sweep"]["projection_sizes"]),
+        harness.plot_path(f"sx-sweep-{key}", overrides))
