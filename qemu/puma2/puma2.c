@@ -357,7 +357,9 @@ static bool puma2_realize(void *dev, Error **errp)
     rl_fifo_init(&s->cmd, s->rl, "CMD", PUMA2_CMD_DEPTH, NULL, s);
     rl_fifo_init(&s->resp, s->rl, "RESP", PUMA2_RESP_DEPTH, puma2_resp_check, s);
     rl_bus_init(&s->bus, s->vme_rate);
-    puma2_dsm_init(s);          /* a lone board's; the ring's at welcome */
+    if (s->rl->nodes) {
+        puma2_dsm_init(s);      /* a lone board's; on a ring, at welcome */
+    }
     return true;
 }
 

@@ -16,6 +16,14 @@ def meson() -> str:
     return str(venv_meson) if venv_meson.exists() else "meson"
 
 
+def guest_folders() -> list[str]:
+    """The folders the guest's meson files look for (fs.is_dir: a board's module,
+    library or programs): a new or removed one needs meson to configure again, which
+    ninja cannot know."""
+    return sorted(str(p.relative_to(paths.REPO)) for p in (paths.REPO / "guest").glob("*/*")
+                  if p.is_dir())
+
+
 def build_ours(kernel: GuestKernel, log: Path, beside_qemu: bool = False) -> Path:
     """Configure (once), compile (incrementally) and stage the guest files; return the
     staging root whose usr/ and lib/ go into the initramfs. beside_qemu: QEMU is built
@@ -24,13 +32,16 @@ def build_ours(kernel: GuestKernel, log: Path, beside_qemu: bool = False) -> Pat
     build = paths.build_dir()
     options = {"kernel_headers": str(kernel.headers)}
     stamp = build / "retrolink-options.json"
+    configured = {**options, "folders": guest_folders()}
     if not (build / "build.ninja").exists():
         with step("configuring retrolink's own build (meson)"):
             run_logged([meson(), "setup", build, paths.REPO, "--prefix=/usr",
                         *[f"-D{k}={v}" for k, v in options.items()]], log)
-    elif not stamp.exists() or json.loads(stamp.read_text()) != options:
-        run_logged([meson(), "configure", build, *[f"-D{k}={v}" for k, v in options.items()]], log)
-    stamp.write_text(json.dumps(options))
+    elif not stamp.exists() or json.loads(stamp.read_text()) != configured:
+        with step("configuring retrolink's own build again (options or folders changed)"):
+            run_logged([meson(), "setup", "--reconfigure", build, paths.REPO,
+                        *[f"-D{k}={v}" for k, v in options.items()]], log)
+    stamp.write_text(json.dumps(configured))
     dry = subprocess.run(["ninja", "-C", build, "-n"], capture_output=True, text=True)
     todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
     if todo:
