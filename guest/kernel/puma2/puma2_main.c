@@ -168,6 +168,7 @@ static int puma2_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	else
 		strscpy(d->name, "puma2", sizeof(d->name));
 
+	pci_set_master(pdev);		/* MSI is a bus master write */
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
 	if (ret < 0)
 		goto err_ida;
