@@ -7,9 +7,14 @@
  *                                   (0..255: a counter in the DSM's last page)
  *   puma2ctl counter ITERS          every node adds 1 ITERS times to one counter in the
  *                                   DSM under a lock in the DSM; prints the total
- *   puma2ctl read FILE [--bs N]     read FILE (N-byte read() calls), print the time it
+ *   puma2ctl read FILE [--bs N] [--label L]
+ *                                   read FILE (N-byte read() calls), print the time it
  *                                   took and what the board counted meanwhile
  *   puma2ctl faults --pages N       the mapped DSM's fault times across two nodes
+ *   puma2ctl copy --pages N         node 1 has the board bring N pages that node 0
+ *                                   wrote (board to board, nothing to the host), timed
+ *
+ * Measurements are printed as "RESULT <name> key=value ..." lines (the benchmark's).
  *
  * The barrier, the lock and the fault pages live in the DSM's last pages (layout
  * below); every program that uses them maps the same offsets on every node.
@@ -27,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "retrolink/regs/puma2-regs.h"
 #include "retrolink/uapi/puma2.h"
 
 #define PAGE            4096u
@@ -129,7 +135,7 @@ static void counter(long iters)
     printf("counter=%u expected=%lu\n", c[0], (unsigned long)iters * info.nodes);
 }
 
-static void read_file(const char *path, long bs)
+static void read_file(const char *path, long bs, const char *label)
 {
     struct puma2_stats a, b;
     char *buf = malloc(bs);
@@ -147,8 +153,8 @@ static void read_file(const char *path, long bs)
         die(path);
     uint64_t t = now_ns() - t0;
     stats(&b);
-    printf("read_ns=%llu bytes=%llu bus_ns=%llu net_ns=%llu pages_in=%u\n",
-           (unsigned long long)t, (unsigned long long)bytes,
+    printf("RESULT read path=%s read_ns=%llu bytes=%llu bus_ns=%llu net_ns=%llu "
+           "pages_in=%u\n", label, (unsigned long long)t, (unsigned long long)bytes,
            (unsigned long long)(b.bus_ns - a.bus_ns), (unsigned long long)(b.net_ns - a.net_ns),
            b.pages_in - a.pages_in);
     close(fd);
@@ -193,7 +199,7 @@ static void faults(long pages)
         long bad = 0;
         for (long i = 0; i < pages; i++)
             bad += p[i * (PAGE / 4)] != (uint32_t)i + 1;
-        printf("read_faults=%ld read_ns=%llu pages_in=%u wrong=%ld\n", pages,
+        printf("RESULT faults kind=read pages=%ld ns=%llu pages_in=%u wrong=%ld\n", pages,
                (unsigned long long)t, b.pages_in - a.pages_in, bad);
     }
     barrier(MAX_BARRIERS - 5);
@@ -201,22 +207,48 @@ static void faults(long pages)
         stats(&a);
         uint64_t t = touch(p, pages, 1);
         stats(&b);
-        printf("write_faults=%ld write_ns=%llu msgs_out=%u\n", pages, (unsigned long long)t,
-               b.msgs_out - a.msgs_out);
+        printf("RESULT faults kind=write pages=%ld ns=%llu msgs_out=%u invalidated=%u\n",
+               pages, (unsigned long long)t, b.msgs_out - a.msgs_out,
+               b.invalidated - a.invalidated);
     }
     barrier(MAX_BARRIERS - 6);
 }
 
+/* Node 0 writes the pages (they are its board's), node 1 has its board fetch them. */
+static void copy(long pages)
+{
+    /* the fault pages' neighbours: this program's only other pages */
+    unsigned from_end = FAULT_FIRST + 1024 + pages - 1;
+    struct puma2_fetch f = { .first = info.dsm_pages - from_end, .pages = pages,
+                             .op = PUMA2_OP_READ };
+
+    if (info.nodes < 2)
+        cli_usage_error("copy needs two nodes");
+    if (info.node == 0) {
+        volatile uint32_t *p = dsm_page(from_end, pages);
+        touch(p, pages, 1);
+        munmap((void *)p, (size_t)pages * PAGE);        /* let the board give them away */
+    }
+    barrier(MAX_BARRIERS - 7);
+    if (info.node == 1) {
+        uint64_t t0 = now_ns();
+        if (ioctl(dev, PUMA2_IOC_FETCH, &f))
+            die("PUMA2_IOC_FETCH");
+        printf("RESULT copy pages=%ld ns=%llu\n", pages, (unsigned long long)(now_ns() - t0));
+    }
+    barrier(MAX_BARRIERS - 8);
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const read_opts[] = { "--bs", NULL };
+    static const char *const read_opts[] = { "--bs", "--label", NULL };
     static const char *const fault_opts[] = { "--pages", NULL };
     const char *cmd = argc > 1 ? argv[1] : "";
     struct puma2_stats st;
 
     if (!strcmp(cmd, "--help") || argc < 2) {
         printf("usage: puma2ctl node|nodes|stats|barrier ID|counter ITERS|"
-               "read FILE [--bs N]|faults --pages N\n");
+               "read FILE [--bs N] [--label L]|faults --pages N|copy --pages N\n");
         return argc < 2 ? 2 : 0;
     }
     open_board();
@@ -245,10 +277,14 @@ int main(int argc, char **argv)
         counter(iters);
     } else if (!strcmp(cmd, "read") && argc >= 3) {
         cli_parse("puma2ctl read", argc, argv, 3, read_opts);
-        read_file(argv[2], cli_num("--bs", "65536", 1, 1 << 24, "the read() size in bytes"));
+        read_file(argv[2], cli_num("--bs", "65536", 1, 1 << 24, "the read() size in bytes"),
+                  cli_str("--label", "file"));
     } else if (!strcmp(cmd, "faults")) {
         cli_parse("puma2ctl faults", argc, argv, 2, fault_opts);
         faults(cli_num("--pages", "64", 1, 1024, "pages to fault"));
+    } else if (!strcmp(cmd, "copy")) {
+        cli_parse("puma2ctl copy", argc, argv, 2, fault_opts);
+        copy(cli_num("--pages", "256", 1, 1024, "pages to copy"));
     } else {
         cli_usage_error("unknown command or missing argument: %s", cmd);
     }

@@ -212,6 +212,44 @@ static u64 puma2_rd64(struct puma2_dev *d, u32 lo)
 	return v | (u64)puma2_rd(d, lo + 4) << 32;
 }
 
+/* PUMA2_IOC_FETCH: the pages brought here and let go, a window of them in flight. */
+static long puma2_dsm_fetch(struct puma2_dev *d, void __user *argp)
+{
+	struct puma2_req *win[PUMA2_CMD_DEPTH / 2];
+	struct puma2_fetch f;
+	u32 i, sent = 0, done = 0;
+	long ret = 0;
+
+	if (copy_from_user(&f, argp, sizeof(f)))
+		return -EFAULT;
+	if (f.reserved || (f.op != PUMA2_OP_READ && f.op != PUMA2_OP_WRITE) ||
+	    f.first >= d->dsm_pages || f.pages > d->dsm_pages - f.first)
+		return -EINVAL;
+	for (i = 0; i < f.pages; i++)
+		if (puma2_held(d, d->dsm_first + f.first + i) ||
+		    test_bit(f.first + i, d->fetching))
+			return -EBUSY;
+	while (done < f.pages) {
+		while (sent < f.pages && sent - done < ARRAY_SIZE(win)) {
+			struct puma2_req *r = puma2_submit(d, d->dsm_first + f.first + sent, f.op);
+
+			if (IS_ERR(r)) {
+				ret = PTR_ERR(r);
+				f.pages = sent;		/* wait for those in flight, then stop */
+				break;
+			}
+			win[sent++ % ARRAY_SIZE(win)] = r;
+		}
+		if (done == sent)
+			break;
+		if (puma2_wait(d, win[done % ARRAY_SIZE(win)]) && !ret)
+			ret = -EIO;
+		puma2_page_put(d, d->dsm_first + f.first + done);
+		done++;
+	}
+	return ret;
+}
+
 static long puma2_dsm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct puma2_file *pf = file->private_data;
@@ -236,6 +274,9 @@ static long puma2_dsm_ioctl(struct file *file, unsigned int cmd, unsigned long a
 		};
 		if (copy_to_user(argp, &info, sizeof(info)))
 			ret = -EFAULT;
+		break;
+	case PUMA2_IOC_FETCH:
+		ret = puma2_dsm_fetch(d, argp);
 		break;
 	case PUMA2_IOC_STATS:
 		memset(&st, 0, sizeof(st));

@@ -22,7 +22,7 @@
  * consistency), so processes on different nodes that map the same offset share one
  * memory. Mappings are never executable (PROT_EXEC: EPERM); MAP_PRIVATE: EINVAL.
  * When the board goes (unbind), every mapping's next access gives SIGBUS.
- * ioctls: the board's identity and counters (below).
+ * ioctls: the board's identity and counters, and FETCH (below).
  */
 #ifndef PUMA2_UAPI_H
 #define PUMA2_UAPI_H
@@ -49,8 +49,22 @@ struct puma2_stats {
     __u32 faults_read, faults_write;    /* mapped-DSM faults that asked the board */
 };
 
+/*
+ * FETCH: have the board bring DSM pages first .. first + pages - 1 here (op: 1 READ,
+ * 2 WRITE), up to 32 requests in flight, each let go as it is answered, and nothing
+ * copied to the host: the board-to-board page transfer alone, for timing it. EBUSY
+ * if one of the pages is mapped here (held for a mapping) or being fetched.
+ */
+struct puma2_fetch {
+    __u32 first;
+    __u32 pages;
+    __u32 op;
+    __u32 reserved;         /* 0 */
+};
+
 #define PUMA2_IOC_MAGIC     'P'
 #define PUMA2_IOC_INFO      _IOR(PUMA2_IOC_MAGIC, 1, struct puma2_info)
 #define PUMA2_IOC_STATS     _IOR(PUMA2_IOC_MAGIC, 2, struct puma2_stats)
+#define PUMA2_IOC_FETCH     _IOW(PUMA2_IOC_MAGIC, 3, struct puma2_fetch)
 
 #endif /* PUMA2_UAPI_H */
