@@ -62,3 +62,4 @@ class Puma2Board(BoardBase):
 
 
 MODELS = {"puma2": Puma2Board}
+BENCH = "puma2"
