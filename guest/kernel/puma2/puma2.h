@@ -75,6 +75,7 @@ struct puma2_dev {
 	struct blk_mq_tag_set tag_set;
 	struct mutex disk_lock;		/* one request at a time; the sharing record */
 	u32 opens_read, opens_write;	/* this node's opens of the disk */
+	bool disk_gone;			/* remove has begun: no opens, out of the record */
 
 	/* /dev/puma2 (puma2_dsm.c) */
 	struct miscdevice misc;
@@ -118,6 +119,7 @@ u8 puma2_held(struct puma2_dev *d, u32 page);
 
 /* puma2_disk.c */
 int puma2_disk_probe(struct puma2_dev *d);
+void puma2_disk_forget(struct puma2_dev *d);
 void puma2_disk_remove(struct puma2_dev *d);
 
 /* puma2_dsm.c */

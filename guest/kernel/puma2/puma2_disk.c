@@ -42,9 +42,9 @@ static int puma2_record_check(struct puma2_dev *d, bool write, u32 writer, u32 o
 		return -EBUSY;
 	}
 	if (write && others) {
-		dev_err(&d->pdev->dev, "%s: nodes %*pbl have the disk open, so every node only "
-			"reads it (the sharing rule): mount it read-only here, or unmount it on "
-			"those nodes first\n", d->disk->disk_name, (int)d->nodes, &others);
+		dev_err(&d->pdev->dev, "%s: the disk is open on node(s) %*pbl, so every node only "
+			"reads it (the sharing rule): mount it read-only here, or unmount it there "
+			"first\n", d->disk->disk_name, (int)d->nodes, &others);
 		return -EBUSY;
 	}
 	return 0;
@@ -96,7 +96,7 @@ static int puma2_disk_open(struct block_device *bdev, fmode_t mode)
 
 	idx = srcu_read_lock(&d->srcu);
 	mutex_lock(&d->disk_lock);
-	if (READ_ONCE(d->dead)) {
+	if (READ_ONCE(d->dead) || d->disk_gone) {
 		ret = -ENODEV;
 	} else if (write ? !d->opens_write : !d->opens_read && !d->opens_write) {
 		/* this node's entry changes: check the rule against the others' */
@@ -121,13 +121,14 @@ static void puma2_disk_release(struct gendisk *disk, fmode_t mode)
 
 	idx = srcu_read_lock(&d->srcu);
 	mutex_lock(&d->disk_lock);
-	if (mode & FMODE_WRITE)
-		d->opens_write--;
-	else
-		d->opens_read--;
-	if (!READ_ONCE(d->dead) && (mode & FMODE_WRITE ? !d->opens_write :
-				    !d->opens_read && !d->opens_write))
-		puma2_record_update(d, false, false);
+	if (!d->disk_gone) {		/* else remove took this node out of the record */
+		if (mode & FMODE_WRITE)
+			d->opens_write--;
+		else
+			d->opens_read--;
+		if (mode & FMODE_WRITE ? !d->opens_write : !d->opens_read && !d->opens_write)
+			puma2_record_update(d, false, false);
+	}
 	mutex_unlock(&d->disk_lock);
 	srcu_read_unlock(&d->srcu, idx);
 	puma2_put(d);
@@ -297,6 +298,21 @@ int puma2_disk_probe(struct puma2_dev *d)
 		d->disk = NULL;
 	}
 	return ret;
+}
+
+/*
+ * Remove, before the board goes: this node leaves the sharing record (an open that
+ * outlives the board, a mount, no longer counts), and no new open is taken.
+ */
+void puma2_disk_forget(struct puma2_dev *d)
+{
+	mutex_lock(&d->disk_lock);
+	d->disk_gone = true;
+	if (d->opens_read || d->opens_write) {
+		d->opens_read = d->opens_write = 0;
+		puma2_record_update(d, false, false);
+	}
+	mutex_unlock(&d->disk_lock);
 }
 
 void puma2_disk_remove(struct puma2_dev *d)

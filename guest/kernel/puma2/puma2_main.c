@@ -223,6 +223,7 @@ static void puma2_remove(struct pci_dev *pdev)
 	struct puma2_dev *d = pci_get_drvdata(pdev);
 
 	misc_deregister(&d->misc);	/* no more opens of /dev/puma2 */
+	puma2_disk_forget(d);		/* out of the disk's sharing record */
 	puma2_abort_all(d);		/* dead: waiters get ENODEV, nothing new is asked */
 	wake_up_all(&d->dsm_wait);
 	synchronize_srcu(&d->srcu);	/* the calls in the driver have left */
