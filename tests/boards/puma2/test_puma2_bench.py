@@ -1,0 +1,20 @@
+"""`retrolink bench puma2`: runs, reports every figure of the paper's form, and is
+deterministic (twice --quick, byte for byte)."""
+from helpers import quick_bench_twice
+
+from retrolink.bench import puma2
+
+
+def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
+    a = quick_bench_twice("puma2", tmp_path, timeout=900)
+    assert set(a["read_ms"]) == set(puma2.PATHS)
+    assert all(v > 0 for v in a["read_ms"].values())
+    # every page of the remote read came over the ring; the local one moved none
+    assert a["network_ms"]["dsm_remote"] > 0 == a["network_ms"]["dsm_local"]
+    # brd copies in kernel memory: no VME bus, so it beats the board's disk
+    assert a["bus_ms"]["ramdisk"] == 0 and a["read_ms"]["ramdisk"] < a["read_ms"]["dsm_local"]
+    assert round(sum(a["breakdown_pct"].values())) == 100
+    # nothing beats the ring: 12.5 MB/s of data
+    assert 0 < a["page_copy_MBps"] < 12.5
+    assert a["fault_us"]["read"] > 0 and a["fault_us"]["write"] > 0
+    assert a["parameters"]["machine"] == "puma-ii"
