@@ -36,6 +36,7 @@ static sigjmp_buf jump;
 
 static void on_sigbus(int sig)
 {
+    (void)sig;
     siglongjmp(jump, 1);
 }
 
