@@ -47,8 +47,10 @@ class Puma2Board(BoardBase):
     # a page behind the protocol header
     MAX_FRAME_BYTES: ClassVar[int] = PUMA2["PUMA2_WIRE_HDR_SIZE"] + PUMA2["PUMA2_PAGE"]
     MAX_FRAME_WHAT: ClassVar[str] = "a 4 KiB page and the 16-byte protocol header"
-    # the driver, and ext2 (the ext4 module, which needs crc32c) for the shared disk
-    GUEST_MODULES: ClassVar[tuple[str, ...]] = ("puma2", "crc32c_generic", "ext4")
+    # ext2 (the ext4 module, which needs crc32c) for the shared disk, then the driver: last,
+    # because once it enables the board the node keeps microsecond lock-step (any guest
+    # instruction may be a command), and loading ext4 takes some 10^8 instructions
+    GUEST_MODULES: ClassVar[tuple[str, ...]] = ("crc32c_generic", "ext4", "puma2")
     PROTOCOL: ClassVar[str] = "puma2"
     TOPOLOGIES: ClassVar[tuple[str, ...]] = ("token_ring",)
     TOPOLOGIES_WHY: ClassVar[str] = ("the boards are joined by a 100 Mb/s token ring "
