@@ -112,7 +112,7 @@ def test_the_registries_agree_with_boards_def():
             assert cls.PROTOCOL == name, f"board model {model}: PROTOCOL {cls.PROTOCOL!r}"
             assert retrolink.boards.BOARDS[model] is cls
     assert retrolink.fuzz.boards.names() == ["cenju3", "e1000", "fc", "sx"]
-    assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "fabric", "boot"]
+    assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "fabric", "boot"]
 
 
 @pytest.fixture
@@ -130,10 +130,11 @@ def test_every_benchmark_checks_its_settings_before_building(name, no_build, cli
     assert "nonsense: unknown field" in capsys.readouterr().err
     assert cli_main(["bench", name, "--set", "cluster.nodes=0"]) == 2
     assert "cluster.nodes" in capsys.readouterr().err
-    # only sx sweeps; a sweep value is checked as a --set is
+    # only sx and puma2 sweep; a sweep value is checked as a --set is
     assert cli_main(["bench", name, "--sweep", "cluster.nodes=3,0"]) == 2
     err = capsys.readouterr().err
-    assert ("cluster.nodes" if name == "sx" else f"bench {name} takes no --sweep") in err, err
+    assert ("cluster.nodes" if name in ("sx", "puma2")
+            else f"bench {name} takes no --sweep") in err, err
 
 
 def test_demo_checks_its_settings_before_building(no_build, cli_main, capsys):
