@@ -29,6 +29,7 @@
 #include "qapi/error.h"
 #include "block/block_int.h"
 #include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "hw/retrolink/disk/rl-disk-model.h"
 #include "hw/retrolink/trace.h"
 
@@ -192,30 +193,46 @@ static int64_t coroutine_fn rl_disk_co_getlength(BlockDriverState *bs)
     return s->size;
 }
 
-static int coroutine_fn rl_disk_co_rw(BlockDriverState *bs, int64_t offset, int64_t bytes,
-                                      QEMUIOVector *qiov, bool write)
+/* the data moves when the drive takes the request: in submission order */
+static void rl_disk_serve(BDRVRlDiskState *s, int64_t offset, int64_t bytes,
+                          QEMUIOVector *qiov, bool write)
 {
-    BDRVRlDiskState *s = bs->opaque;
-    uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    RlDiskReq req = { .lba = offset / BDRV_SECTOR_SIZE };
-    RlDiskTime t;
-
-    if (offset < 0 || bytes <= 0 || offset + bytes > s->size) {
-        return bytes == 0 ? 0 : -EIO;
-    }
-    t = rl_disk_access(&s->model, now, req.lba, bytes / BDRV_SECTOR_SIZE);
-    req.done = t.done;
-    trace_retrolink_disk_request(bs->node_name, write, req.lba, bytes / BDRV_SECTOR_SIZE,
-                                 now, t.start);
-    trace_retrolink_disk_time(bs->node_name, req.lba, t.from_cylinder, t.to_cylinder,
-                              t.overhead, t.seek, t.rotation, t.transfer, t.done);
-    /* served now, in submission order: the order the drive takes them in */
     if (write) {
         qemu_iovec_to_buf(qiov, 0, s->data + offset, bytes);
         s->written = true;
     } else {
         qemu_iovec_from_buf(qiov, 0, s->data + offset, bytes);
     }
+}
+
+static int coroutine_fn rl_disk_co_rw(BlockDriverState *bs, int64_t offset, int64_t bytes,
+                                      QEMUIOVector *qiov, bool write)
+{
+    BDRVRlDiskState *s = bs->opaque;
+    uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    RlDiskReq req = { .lba = offset / BDRV_SECTOR_SIZE };
+    uint64_t count = bytes / BDRV_SECTOR_SIZE;
+    RlDiskTime t;
+
+    if (offset < 0 || bytes <= 0 || offset + bytes > s->size) {
+        return bytes == 0 ? 0 : -EIO;
+    }
+    if (!runstate_is_running()) {
+        /*
+         * Not the guest's: scsi-hd's realize reads sector 0 to guess a geometry while
+         * the virtual clock stands still. Served at once; the drive does not move.
+         */
+        trace_retrolink_disk_untimed(bs->node_name, write, req.lba, count);
+        rl_disk_serve(s, offset, bytes, qiov, write);
+        return 0;
+    }
+    t = rl_disk_access(&s->model, now, req.lba, count);
+    req.done = t.done;
+    trace_retrolink_disk_request(bs->node_name, write, req.lba, count, now, t.start);
+    trace_retrolink_disk_time(bs->node_name, req.lba, t.from_cylinder, t.to_cylinder,
+                              t.overhead, t.seek, t.rotation, t.transfer, t.done);
+    rl_disk_serve(s, offset, bytes, qiov, write);
+    /* armed before the first yield: the idle vCPU's warp stops at t.done */
     s->in_flight++;
     QLIST_INSERT_HEAD(&s->waiting, &req, next);
     qemu_co_sleep_ns_wakeable(&req.sleep, QEMU_CLOCK_VIRTUAL, t.done - now);
