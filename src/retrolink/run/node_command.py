@@ -60,7 +60,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
-    modules = [m for b in machine.boards_on(node) for m in b.guest_modules()]
+    modules = [m for c in [*machine.boards_on(node), *machine.disks_on(node)]
+               for m in c.guest_modules()]
     if modules:
         argv += ["-fw_cfg", f"name=opt/retrolink/modules,string={' '.join(dict.fromkeys(modules))}"]
     interfaces = guest_net.interface_lines(machine, node)
@@ -78,4 +79,7 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     for board in machine.boards_on(node):
         argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
                                 machine.network_index(board.network))
+    # each disk on a host adapter of its own: /dev/sda, sdb, ... in this order
+    for index, disk in enumerate(machine.disks_on(node)):
+        argv += disk.qemu_args(index)
     return argv

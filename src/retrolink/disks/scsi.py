@@ -1,0 +1,90 @@
+"""A SCSI hard disk of the period on a node (docs/boards/scsi-disk.md): QEMU's own LSI
+53C895A host adapter and scsi-hd, which the Debian kernel's sym53c8xx and sd_mod drive as
+they are, on our rl-disk block driver (qemu/disk/), which holds a zero-filled scratch disk
+in memory and completes each request at the virtual time of a disk model: the
+controller's overhead, a seek, the rotation to the first sector and one sector time per
+sector.
+
+The defaults are Sun's 424 MB disk of the SPARCstation 2 (SUN0424): its geometry and
+speed from Sun's disk table; its seek times, which that table does not give, are a
+choice documented in docs/boards/scsi-disk.md.
+"""
+from typing import ClassVar, Literal, Union
+
+from pydantic import Field
+
+from retrolink.model.schema import Ns, PositiveNs, Strict, param
+
+# the LSI adapter takes PCI slots from this one up, one a disk (q35: 00:0x.0)
+PCI_SLOT = 0x10
+
+
+class ScsiDisk(Strict):
+    nodes: Union[Literal["all"], list[int]] = "all"
+    size_mib: int = param(32, unit="MiB", ge=1, le=4096, qemu="size",
+                          source="our choice: a scratch disk for a file system and a 1 MB "
+                                 "file, the first 32 MiB of the drive (held in host memory)")
+    cylinders: int = param(1151, unit="cylinders", ge=2, le=65535, qemu="cylinders",
+                           source="Sun's disk table, SUN0424: 1151 data cylinders")
+    heads: int = param(9, unit="heads", ge=1, le=255, qemu="heads",
+                       source="Sun's disk table, SUN0424: 9 heads")
+    sectors_per_track: int = param(80, unit="512-byte sectors", ge=1, le=1024,
+                                   qemu="sectors-per-track",
+                                   source="Sun's disk table, SUN0424: 80 sectors a track")
+    # 60 s / 4400 rpm / 80 sectors = 170454.5 ns; a rotation is 80 of them, 13.6364 ms
+    sector_ns: PositiveNs = param(170455, unit="ns", le=3_515_625_000, qemu="sector-ns",
+                                  source="Sun's disk table, SUN0424: 4400 rpm, 80 sectors "
+                                         "a track (a media rate of 3.0 MB/s)")
+    track_to_track_ns: Ns = param(4_000_000, unit="ns", qemu="track-to-track-ns",
+                                  source="our choice: a 3.5-inch drive of 1990-91 (its "
+                                         "data sheet not found)")
+    full_stroke_ns: Ns = param(22_750_000, unit="ns", qemu="full-stroke-ns",
+                               source="our choice: an average seek of 14 ms over random "
+                                      "cylinder pairs (8/15 of the way from track-to-track "
+                                      "to full stroke, by the square-root law)")
+    overhead_ns: Ns = param(1_000_000, unit="ns", qemu="overhead-ns",
+                            source="our choice: an embedded SCSI controller's command "
+                                   "processing, of the order Ruemmler and Wilkes (1994) "
+                                   "give for drives of the time")
+
+    # the stock drivers, in load order (init's modprobe), and the file system: ext4.ko
+    # mounts ext2; the crypto modules are the generic checksums the others ask for
+    # (softdeps that busybox's modprobe does not follow)
+    GUEST_MODULES: ClassVar[tuple[str, ...]] = (
+        "crc32c_generic", "crct10dif_generic", "crc64_rocksoft_generic",
+        "sym53c8xx", "sd_mod", "ext4")
+
+    def node_ids(self, cluster_nodes: int) -> list[int]:
+        return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
+
+    def guest_modules(self) -> tuple[str, ...]:
+        return self.GUEST_MODULES
+
+    def problems(self) -> list[str]:
+        if self.track_to_track_ns > self.full_stroke_ns:
+            return [f"track_to_track_ns = {self.track_to_track_ns} is more than "
+                    f"full_stroke_ns = {self.full_stroke_ns}: a seek of one cylinder "
+                    "cannot take longer than one across the disk"]
+        sectors = self.cylinders * self.heads * self.sectors_per_track
+        if self.size_mib * 2048 > sectors:
+            return [f"size_mib = {self.size_mib} is more than the drive holds "
+                    f"({self.cylinders} x {self.heads} x {self.sectors_per_track} sectors "
+                    f"of 512 bytes: {sectors // 2048} MiB)"]
+        return []
+
+    def qemu_args(self, index: int) -> list[str]:
+        """A host adapter with this disk on it, the node's `index`-th disk: /dev/sd<a+index>
+        in the guest (one adapter each, in PCI slot order)."""
+        drive = f"disk{index}"
+        options = {"if": "none", "id": drive, "node-name": f"rl-{drive}", "driver": "rl-disk",
+                   "size": f"{self.size_mib}M",
+                   **{p: str(getattr(self, f)) for f, p in _OPTIONS.items() if p != "size"}}
+        # write-cache=off: the drive has no write-back cache, so the guest sends no flushes
+        return ["-drive", ",".join(f"{k}={v}" for k, v in options.items()),
+                "-device", f"lsi53c895a,id=scsi{index},addr={PCI_SLOT + index:#x}",
+                "-device", f"scsi-hd,bus=scsi{index}.0,scsi-id=0,drive={drive},write-cache=off"]
+
+
+# field -> rl-disk option, from the declarations
+_OPTIONS = {name: (f.json_schema_extra or {})["qemu"] for name, f in ScsiDisk.model_fields.items()
+            if f.json_schema_extra and "qemu" in f.json_schema_extra}
