@@ -11,9 +11,7 @@ choice documented in docs/boards/scsi-disk.md.
 """
 from typing import ClassVar, Literal, Union
 
-from pydantic import Field
-
-from retrolink.model.schema import Ns, PositiveNs, Strict, param
+from retrolink.model.schema import Ns, Strict, param
 
 # the LSI adapter takes PCI slots from this one up, one a disk (q35: 00:0x.0)
 PCI_SLOT = 0x10
@@ -32,7 +30,7 @@ class ScsiDisk(Strict):
                                    qemu="sectors-per-track",
                                    source="Sun's disk table, SUN0424: 80 sectors a track")
     # 60 s / 4400 rpm / 80 sectors = 170454.5 ns; a rotation is 80 of them, 13.6364 ms
-    sector_ns: PositiveNs = param(170455, unit="ns", le=3_515_625_000, qemu="sector-ns",
+    sector_ns: int = param(170455, unit="ns", ge=1, le=3_515_625_000, qemu="sector-ns",
                                   source="Sun's disk table, SUN0424: 4400 rpm, 80 sectors "
                                          "a track (a media rate of 3.0 MB/s)")
     track_to_track_ns: Ns = param(4_000_000, unit="ns", qemu="track-to-track-ns",
