@@ -1,0 +1,55 @@
+"""A machine's [disks.NAME] (docs/machines.md): checked before anything boots, and what a
+node with a disk gets (its QEMU arguments, its modules) and one without does not."""
+import pytest
+
+from retrolink import paths
+from retrolink.build.artifacts import Artifacts
+from retrolink.model.machine import MachineError, load_machine
+from retrolink.run.node_command import NodeFiles, node_argv
+
+
+def machine_with(tmp_path, disk: str, nodes: int = 2):
+    f = tmp_path / "m.toml"
+    f.write_text(f"[cluster]\nnodes = {nodes}\n\n[disks.hd]\n{disk}\n")
+    return load_machine(str(f))
+
+
+@pytest.mark.parametrize("disk,why", [
+    ("size_mib = 405", "size_mib = 405 is more than the drive holds"),
+    ("track_to_track_ns = 30000000", "track_to_track_ns = 30000000 is more than full_stroke_ns"),
+    ("nodes = [2]", "disks.hd.nodes = [2]: give distinct node ids 0..1"),
+    ("nodes = [0, 0]", "disks.hd.nodes = [0, 0]: give distinct node ids"),
+    ("heads = 0", "disks.hd.heads: Input should be greater than or equal to 1"),
+    ("sector_ns = 170455.5", "disks.hd.sector_ns: expected a whole number"),
+    ("rpm = 4400", "disks.hd.rpm: unknown field"),
+])
+def test_a_bad_disk_is_refused_naming_the_field(tmp_path, disk, why):
+    with pytest.raises(MachineError) as e:
+        machine_with(tmp_path, disk)
+    assert why in str(e.value), str(e.value)
+
+
+def argv(machine, node):
+    art = Artifacts(qemu=paths.REPO / "q", kernel=paths.REPO / "k", initrd=paths.REPO / "i",
+                    fabric=paths.REPO / "f")
+    return node_argv(machine, node, art, NodeFiles(paths.REPO / "c", paths.REPO / "o", None),
+                     None)
+
+
+def test_only_the_nodes_with_a_disk_get_its_adapter_and_modules(tmp_path):
+    m = machine_with(tmp_path, "nodes = [1]\nsize_mib = 8")
+    without, with_disk = argv(m, 0), argv(m, 1)
+    assert not any("rl-disk" in a or "lsi53c895a" in a for a in without)
+    assert not any("opt/retrolink/modules" in a for a in without)
+    drive = with_disk[with_disk.index("-drive") + 1]
+    assert "driver=rl-disk" in drive and "size=8M" in drive and "sector-ns=170455" in drive
+    assert "lsi53c895a,id=scsi0,addr=0x10" in with_disk
+    assert "scsi-hd,bus=scsi0.0,scsi-id=0,drive=disk0,write-cache=off" in with_disk
+    modules = next(a for a in with_disk if a.startswith("name=opt/retrolink/modules"))
+    assert modules.endswith("sym53c8xx sd_mod ext4")
+
+
+def test_the_example_machine_sets_the_declared_defaults():
+    """machines/scsi-disk.toml writes every value out with its source: the declared ones."""
+    from retrolink.disks import Disk
+    assert load_machine("scsi-disk").disks["hd"] == Disk(nodes=[0])
