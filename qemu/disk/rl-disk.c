@@ -77,10 +77,15 @@ static int rl_disk_pre_save(void *opaque)
 {
     BDRVRlDiskState *s = opaque;
 
-    if (s->in_flight || s->cut_short) {
-        error_report("rl-disk: cannot save: %u request(s) in flight and %u completed "
-                     "early by a drain (the VM stopped while the disk was busy); "
-                     "snapshot an idle disk", s->in_flight, s->cut_short);
+    if (s->in_flight) {
+        error_report("rl-disk: cannot save: %u request(s) in flight; snapshot an idle "
+                     "disk", s->in_flight);
+        return -EBUSY;
+    }
+    if (s->cut_short) {
+        error_report("rl-disk: cannot save: %u request(s) were in flight when the VM "
+                     "stopped, and completed early, off the model's time; snapshot an "
+                     "idle disk", s->cut_short);
         return -EBUSY;
     }
     if (s->written) {
@@ -131,7 +136,7 @@ static int rl_disk_open(BlockDriverState *bs, QDict *options, int flags, Error *
     BDRVRlDiskState *s = bs->opaque;
     RlDiskGeometry *g = &s->model.g;
     g_autoptr(QemuOpts) opts = qemu_opts_create(&rl_disk_opts, NULL, 0, &error_abort);
-    uint64_t cyl, heads, sect;
+    uint64_t cyl, heads, sect, capacity;
     const char *bad;
 
     if (!qemu_opts_absorb_qdict(opts, options, errp)) {
@@ -155,11 +160,11 @@ static int rl_disk_open(BlockDriverState *bs, QDict *options, int flags, Error *
         error_setg(errp, "rl-disk: %s", bad);
         return -EINVAL;
     }
+    capacity = (uint64_t)g->cylinders * g->heads * g->sectors * 512;
     if (!s->size || s->size % BDRV_SECTOR_SIZE || s->size > RL_DISK_MAX_SIZE ||
-        s->size / BDRV_SECTOR_SIZE > (uint64_t)g->cylinders * g->heads * g->sectors) {
+        s->size > capacity) {
         error_setg(errp, "rl-disk: size %" PRIu64 " must be a multiple of 512, at most "
-                   "4 GiB and at most the geometry's %" PRIu64 " bytes", s->size,
-                   (uint64_t)g->cylinders * g->heads * g->sectors * BDRV_SECTOR_SIZE);
+                   "4 GiB and at most the geometry's %" PRIu64 " bytes", s->size, capacity);
         return -EINVAL;
     }
     /* zero pages the guest never writes cost no host memory */

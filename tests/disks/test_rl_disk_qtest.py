@@ -75,6 +75,23 @@ def test_an_idle_disk_is_saved_and_a_written_one_is_refused(artifacts, tmp_path)
             in (tmp_path / "qemu.log").read_text())
 
 
+def test_a_disk_busy_when_the_vm_stops_is_not_saved(artifacts, tmp_path):
+    """The stop's drain completes the sleeping request at once (off the model's time, with
+    a warning), and the snapshot is refused: it would not be the disk the guest saw."""
+    q, trace = start(artifacts, tmp_path)
+    try:
+        q.clock_step(1000)
+        assert "error" not in qemu_io(q, "aio_read 0 64k")
+        assert migrate(q, tmp_path / "busy.mig") == "failed"
+    finally:
+        q.close()
+    log = (tmp_path / "qemu.log").read_text()
+    assert "rl-disk rl-disk0: drained with a request in flight (sector 0" in log, log
+    assert ("rl-disk: cannot save: 1 request(s) were in flight when the VM stopped, and "
+            "completed early, off the model's time; snapshot an idle disk") in log
+    assert "retrolink_disk_cut_short" in trace.read_text()
+
+
 def migrate(q, path) -> str:
     assert "error" not in q.qmp("migrate", uri=f"file:{path}")
     for _ in range(200):
