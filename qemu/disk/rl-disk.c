@@ -2,8 +2,11 @@
  * rl-disk: a scratch hard disk held in memory, each request completed at the virtual
  * time the disk model gives (rl-disk-model.c; docs/boards/scsi-disk.md).
  *
- *   -drive if=none,id=D,node-name=D,driver=rl-disk,size=32M,cylinders=1151,...
- *   -device lsi53c895a,id=scsi0 -device scsi-hd,bus=scsi0.0,drive=D
+ *   -drive if=none,id=disk0,node-name=rl-disk0,driver=rl-disk,size=32M,cylinders=1151,...
+ *   -device lsi53c895a,id=scsi0 -device scsi-hd,bus=scsi0.0,drive=disk0
+ *
+ * (-drive, not -blockdev: QAPI's BlockdevDriver lists QEMU's own drivers only, and
+ * -drive opens any registered one by name.)
  *
  * QEMU's block layer completes a request when the host does, and its throttling runs
  * on the host's clock; neither is a disk of 1991 in virtual time. This protocol driver
