@@ -22,6 +22,8 @@ def machine_with(tmp_path, disk: str, nodes: int = 2):
     ("heads = 0", "disks.hd.heads: Input should be greater than or equal to 1"),
     ("sector_ns = 170455.5", "disks.hd.sector_ns: expected a whole number"),
     ("rpm = 4400", "disks.hd.rpm: unknown field"),
+    ("[disks.more1]\n[disks.more2]\n[disks.more3]\n[disks.more4]\n[disks.more5]\n"
+     "[disks.more6]\n[disks.more7]", "node 0 has 8 disks: its SCSI adapter takes 7"),
 ])
 def test_a_bad_disk_is_refused_naming_the_field(tmp_path, disk, why):
     with pytest.raises(MachineError) as e:
@@ -46,10 +48,21 @@ def test_only_the_nodes_with_a_disk_get_its_adapter_and_modules(tmp_path):
     assert "lsi53c895a,id=scsi0,addr=0x10" in with_disk
     assert "scsi-hd,bus=scsi0.0,scsi-id=0,drive=disk0,write-cache=off" in with_disk
     modules = next(a for a in with_disk if a.startswith("name=opt/retrolink/modules"))
-    assert modules.endswith("sym53c8xx sd_mod ext4")
+    assert modules.endswith("sd_mod sym53c8xx ext4")
 
 
 def test_the_example_machine_sets_the_declared_defaults():
     """machines/scsi-disk.toml writes every value out with its source: the declared ones."""
     from retrolink.disks import Disk
     assert load_machine("scsi-disk").disks["hd"] == Disk(nodes=[0])
+
+
+def test_a_nodes_disks_are_targets_of_one_adapter_in_the_files_order(tmp_path):
+    """One adapter: Linux scans its targets in order, so the file's first disk is sda (two
+    adapters are scanned at once, and the second's disk was sda in a run)."""
+    m = machine_with(tmp_path, "size_mib = 8\n[disks.second]\nsize_mib = 16", nodes=1)
+    a = argv(m, 0)
+    assert [x for x in a if x.startswith("lsi53c895a")] == ["lsi53c895a,id=scsi0,addr=0x10"]
+    drives = [a[i + 1] for i, x in enumerate(a) if x == "-drive"]
+    assert ["size=8M" in drives[0], "size=16M" in drives[1]] == [True, True]
+    assert "scsi-hd,bus=scsi0.0,scsi-id=1,drive=disk1,write-cache=off" in a

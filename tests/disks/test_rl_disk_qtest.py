@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from disk_model import Drive, Geometry
-from retrolink.disks import Disk
+from retrolink.disks import Disk, node_args
 from retrolink.model.schema import params
 from retrolink.qtest.client import Qtest
 
@@ -18,7 +18,7 @@ G = Geometry.of(DISK)
 
 def start(artifacts, tmp_path, disk=DISK, name="qemu"):
     trace = tmp_path / f"{name}-trace.txt"
-    q = Qtest(artifacts.qemu, [*disk.qemu_args(0), "-trace",
+    q = Qtest(artifacts.qemu, [*node_args([disk]), "-trace",
                                f"enable=retrolink_disk_*,file={trace}"],
               tmp_path / f"{name}.log", qmp=True)
     return q, trace

@@ -2,8 +2,9 @@
 through the stock sym53c8xx and sd_mod: every request the driver times takes exactly the
 model's time (disk_model.py, written from the doc), N sectors in one request take
 overhead + seek + rotation + N sector times, what is written reads back, and a run from
-the boot barrier's snapshot prints what a cold boot prints, byte for byte. One script,
-run twice (once from the snapshot, once cold), for all of it."""
+the boot barrier's snapshot prints what a cold boot prints, byte for byte; a second disk
+on the node is sdb. One script, run twice (once from the snapshot, once cold), for all
+of it."""
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ LATE_NS = units.granularity_ns(MACHINE.cluster.cpu_mips)
 # (cylinder 17); 256 KiB written at 12.5 MiB and read back, direct; then ext2 with a 1 MB
 # file, unmounted, caches dropped, mounted again and read cold
 SCRIPT = r"""set -e
+echo "sizes $(cat /sys/block/sda/size) $(cat /sys/block/sdb/size)"
 dd if=/dev/sda of=/dev/null bs=64k count=1 skip=100 iflag=direct 2>/dev/null
 seq 1 400000 | head -c 262144 > /tmp/p
 dd if=/tmp/p of=/dev/sda bs=64k seek=200 oflag=direct 2>/dev/null
@@ -42,8 +44,12 @@ dmesg | grep -E 'cold-read-(begin|end)' | sed 's/^\[ *\([0-9.]*\)\] /\1 /'
 """
 
 
+# a second, smaller disk on the node: the file's first disk is sda (docs/machines.md)
+SECOND = ("--set", "disks.second.nodes=[0]", "--set", "disks.second.size_mib=8")
+
+
 def run(*extra) -> tuple[list[str], Path]:
-    r = run_retrolink("run", "scsi-disk", *extra, "--qemu-trace", "retrolink_disk_*",
+    r = run_retrolink("run", "scsi-disk", *SECOND, *extra, "--qemu-trace", "retrolink_disk_*",
                       "--", SCRIPT)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout.splitlines(), Path(re.search(r"logs: (\S+)\)", r.stderr).group(1))
@@ -55,15 +61,16 @@ def runs(artifacts):
     return run(), run("--cold")
 
 
-REQUEST = re.compile(r"retrolink_disk_request \S+: write=(\d) sector (\d+) count (\d+) "
+REQUEST = re.compile(r"retrolink_disk_request rl-disk0: write=(\d) sector (\d+) count (\d+) "
                      r"submitted at (\d+) ns, started at (\d+)")
-TIME = re.compile(r"retrolink_disk_time \S+: sector (\d+) cylinder (\d+) to (\d+) overhead "
+TIME = re.compile(r"retrolink_disk_time rl-disk0: sector (\d+) cylinder (\d+) to (\d+) overhead "
                   r"(\d+) seek (\d+) rotation (\d+) transfer (\d+) done at (\d+)")
-DONE = re.compile(r"retrolink_disk_done \S+: sector (\d+) completed at (\d+) ns")
+DONE = re.compile(r"retrolink_disk_done rl-disk0: sector (\d+) completed at (\d+) ns")
 
 
 def requests(run_dir: Path) -> list[dict]:
-    """Every timed request of the run, in submission order, with its completion."""
+    """Every timed request of the run's first disk, in submission order, with its
+    completion."""
     out, pending = [], {}
     for line in (run_dir / "node0-trace.txt").read_text().splitlines():
         assert "cut_short" not in line, line
@@ -115,6 +122,7 @@ def test_n_sequential_sectors_take_seek_rotation_and_n_sector_times(runs):
 
 def test_what_is_written_reads_back(runs):
     out = runs[0][0]
+    assert "[node0] sizes 65536 16384" in out       # sda: the file's disk, sdb: the second
     direct = next(line.split()[2:] for line in out if line.startswith("[node0] direct "))
     assert direct[0] == direct[1], direct
     wrote = next(line.split()[2] for line in out if line.startswith("[node0] wrote "))

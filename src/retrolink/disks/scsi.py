@@ -13,8 +13,9 @@ from typing import ClassVar, Literal, Union
 
 from retrolink.model.schema import Ns, Strict, param
 
-# the LSI adapter takes PCI slots from this one up, one a disk (q35: 00:0x.0)
+# the LSI adapter's PCI slot (q35: 00:10.0), and its targets: SCSI ids 0-6 (7 is its own)
 PCI_SLOT = 0x10
+MAX_DISKS = 7
 
 
 class ScsiDisk(Strict):
@@ -47,10 +48,13 @@ class ScsiDisk(Strict):
 
     # the stock drivers, in load order (init's modprobe), and the file system: ext4.ko
     # mounts ext2; the crypto modules are the generic checksums the others ask for
-    # (softdeps that busybox's modprobe does not follow)
+    # (softdeps that busybox's modprobe does not follow). sd_mod before the adapter's
+    # driver: sd probes asynchronously, so loaded after the scan it probed every disk at
+    # once and the last target could take sda; loaded first, each disk is probed as the
+    # scan (target 0, 1, ...) finds it
     GUEST_MODULES: ClassVar[tuple[str, ...]] = (
         "crc32c_generic", "crct10dif_generic", "crc64_rocksoft_generic",
-        "sym53c8xx", "sd_mod", "ext4")
+        "sd_mod", "sym53c8xx", "ext4")
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
@@ -71,16 +75,27 @@ class ScsiDisk(Strict):
         return []
 
     def qemu_args(self, index: int) -> list[str]:
-        """A host adapter with this disk on it, the node's `index`-th disk: /dev/sd<a+index>
-        in the guest (one adapter each, in PCI slot order)."""
+        """This disk as target `index` of the node's adapter (node_args adds the adapter):
+        /dev/sd<a + index> in the guest, since one adapter's targets are scanned in order."""
         drive = f"disk{index}"
         options = {"if": "none", "id": drive, "node-name": f"rl-{drive}", "driver": "rl-disk",
                    "size": f"{self.size_mib}M",
                    **{p: str(getattr(self, f)) for f, p in _OPTIONS.items() if p != "size"}}
         # write-cache=off: the drive has no write-back cache, so the guest sends no flushes
         return ["-drive", ",".join(f"{k}={v}" for k, v in options.items()),
-                "-device", f"lsi53c895a,id=scsi{index},addr={PCI_SLOT + index:#x}",
-                "-device", f"scsi-hd,bus=scsi{index}.0,scsi-id=0,drive={drive},write-cache=off"]
+                "-device", f"scsi-hd,bus=scsi0.0,scsi-id={index},drive={drive},write-cache=off"]
+
+
+def node_args(disks: list[ScsiDisk]) -> list[str]:
+    """A node's disks on one host adapter, in the machine file's order (none: nothing).
+    One adapter rather than one each: Linux scans the targets of one adapter in order,
+    but several adapters at once (their disks' names would follow whichever came first)."""
+    if not disks:
+        return []
+    if len(disks) > MAX_DISKS:
+        raise ValueError(f"{len(disks)} disks on a node: its adapter takes {MAX_DISKS}")
+    return ["-device", f"lsi53c895a,id=scsi0,addr={PCI_SLOT:#x}",
+            *(a for i, d in enumerate(disks) for a in d.qemu_args(i))]
 
 
 # field -> rl-disk option, from the declarations

@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from retrolink import paths
 from retrolink.boards import Board, BoardBase
-from retrolink.disks import Disk
+from retrolink.disks import MAX_DISKS, Disk
 from retrolink.model import units
 from retrolink.model.schema import Name, Strict
 from retrolink.topologies import Network, NetworkBase
@@ -183,6 +183,10 @@ class Machine(Strict):
                 problems.append(f"disks.{name}.nodes = {d.nodes}: give distinct node ids "
                                 f"0..{self.cluster.nodes - 1}, or \"all\"")
             problems += [f"disks.{name}: {p}" for p in d.problems()]
+        for node in range(self.cluster.nodes):
+            if len(on := self.disks_on(node)) > MAX_DISKS:
+                problems.append(f"node {node} has {len(on)} disks: its SCSI adapter takes "
+                                f"{MAX_DISKS} (SCSI ids 0-6)")
         if len(self.networks) > RL_MAX_NETWORKS:
             problems.append(f"{len(self.networks)} networks: the fabric serves at most "
                             f"{RL_MAX_NETWORKS}")

@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrolink import disks
 from retrolink.build.artifacts import Artifacts
 from retrolink.model.machine import Machine
 from retrolink.run import guest_net
@@ -79,7 +80,6 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     for board in machine.boards_on(node):
         argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
                                 machine.network_index(board.network))
-    # each disk on a host adapter of its own: /dev/sda, sdb, ... in this order
-    for index, disk in enumerate(machine.disks_on(node)):
-        argv += disk.qemu_args(index)
+    # the node's disks on its SCSI adapter: /dev/sda, sdb, ... in this order
+    argv += disks.node_args(machine.disks_on(node))
     return argv
