@@ -13,6 +13,10 @@ CONFIG_RETROLINK_NET=y
 CONFIG_E1000_PCI=y
 CONFIG_EEPRO100_PCI=y
 CONFIG_TULIP=y
+# a SCSI hard disk of the period: QEMU's LSI 53C895A (the Debian kernel's sym53c8xx binds
+# it) with scsi-hd, on our rl-disk block driver, which times it (docs/boards/scsi-disk.md)
+CONFIG_LSI_SCSI_PCI=y
+CONFIG_RETROLINK_DISK=y
 # PCIe root ports (not used by nodes): the device tests hotplug a board into one, to see a
 # realize that fails part-way undo itself while QEMU runs on
 CONFIG_PCIE_PORT=y

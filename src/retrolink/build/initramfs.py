@@ -24,14 +24,21 @@ BUSYBOX = Path("/bin/busybox")
 INIT = paths.REPO / "guest" / "rootfs" / "init"
 # kernel modules of the Debian image a node may load: fw_cfg (every node: the command
 # comes through it), the stock NICs' drivers (Ethernet boards), ext2 (through ext4) for
-# the PUMA-II shared disk and brd, the kernel RAM disk it is compared with
+# the PUMA-II shared disk and brd, the kernel RAM disk it is compared with, and the SCSI
+# disk's (disks/scsi.py: the LSI adapter's sym53c8xx, sd_mod and what they need)
 IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/mii.ko",
                  "kernel/drivers/net/ethernet/intel/e100.ko",
                  "kernel/drivers/net/ethernet/intel/e1000/e1000.ko",
                  "kernel/drivers/net/ethernet/dec/tulip/tulip.ko",
                  "kernel/fs/ext4/ext4.ko", "kernel/fs/jbd2/jbd2.ko", "kernel/fs/mbcache.ko",
                  "kernel/lib/crc16.ko", "kernel/crypto/crc32c_generic.ko",
-                 "kernel/drivers/block/brd.ko"]
+                 "kernel/drivers/block/brd.ko",
+                 *(f"kernel/{m}.ko" for m in (
+                     "drivers/scsi/scsi_common", "drivers/scsi/scsi_mod",
+                     "drivers/scsi/scsi_transport_spi", "drivers/scsi/sym53c8xx_2/sym53c8xx",
+                     "drivers/scsi/sd_mod", "block/t10-pi", "lib/crc-t10dif", "lib/crc64",
+                     "lib/crc64-rocksoft", "crypto/crct10dif_common",
+                     "crypto/crct10dif_generic", "crypto/crc64_rocksoft_generic"))]
 # what depmod needs besides the modules themselves (built-in modules count as present)
 IMAGE_MODULE_INDEXES = ["modules.builtin", "modules.builtin.modinfo", "modules.order"]
 # stock network benchmarks the guests run unmodified (docs/boards/ethernet.md), each the host's

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from retrolink import paths
 from retrolink.boards import Board, BoardBase
+from retrolink.disks import MAX_DISKS, Disk
 from retrolink.model import units
 from retrolink.model.schema import Name, Strict
 from retrolink.topologies import Network, NetworkBase
@@ -93,10 +94,12 @@ class ClusterSettings(Strict):
 # ---- the graph ------------------------------------------------------------------------
 
 class Machine(Strict):
-    """A cluster as a graph: nodes carry boards, each board's port joins a network."""
+    """A cluster as a graph: nodes carry boards, each board's port joins a network; and
+    disks, which join none."""
     cluster: ClusterSettings
     networks: dict[Name, Network] = {}
     boards: dict[Name, Board] = {}
+    disks: dict[Name, Disk] = {}
 
     @property
     def uses_fabric(self) -> bool:
@@ -115,6 +118,9 @@ class Machine(Strict):
 
     def boards_on(self, node: int) -> list[BoardBase]:
         return [b for b in self.boards.values() if node in b.node_ids(self.cluster.nodes)]
+
+    def disks_on(self, node: int) -> list[Disk]:
+        return [d for d in self.disks.values() if node in d.node_ids(self.cluster.nodes)]
 
     def stations(self, network: str) -> list[int]:
         """The VM nodes with a board on that network, in id order (its station ids)."""
@@ -171,6 +177,16 @@ class Machine(Strict):
                 if s.dst not in stations:
                     problems.append(f"networks.{net_name}.synthetic {s.name}: dst = {s.dst} is "
                                     f"not a VM node on this network ({stations})")
+        for name, d in self.disks.items():
+            ids = d.node_ids(self.cluster.nodes)
+            if any(not 0 <= n < self.cluster.nodes for n in ids) or len(set(ids)) != len(ids):
+                problems.append(f"disks.{name}.nodes = {d.nodes}: give distinct node ids "
+                                f"0..{self.cluster.nodes - 1}, or \"all\"")
+            problems += [f"disks.{name}: {p}" for p in d.problems()]
+        for node in range(self.cluster.nodes):
+            if len(on := self.disks_on(node)) > MAX_DISKS:
+                problems.append(f"node {node} has {len(on)} disks: its SCSI adapter takes "
+                                f"{MAX_DISKS} (SCSI ids 0-6)")
         if len(self.networks) > RL_MAX_NETWORKS:
             problems.append(f"{len(self.networks)} networks: the fabric serves at most "
                             f"{RL_MAX_NETWORKS}")
@@ -279,7 +295,7 @@ def _override_path(data: dict, key: str) -> list[str]:
     a board's or network's name (sx.sxm.mips), 'device.' or 'link.' for the only board
     or network, and a board's field (sxm.mips) when one board has it."""
     parts = key.split(".")
-    if parts[0] in ("cluster", *_NAMED_TABLES):
+    if parts[0] in ("cluster", "disks", *_NAMED_TABLES):
         return parts
     boards = data.get("boards") if isinstance(data.get("boards"), dict) else {}
     networks = data.get("networks") if isinstance(data.get("networks"), dict) else {}

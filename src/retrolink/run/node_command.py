@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrolink import disks
 from retrolink.build.artifacts import Artifacts
 from retrolink.model.machine import Machine
 from retrolink.run import guest_net
@@ -60,7 +61,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
-    modules = [m for b in machine.boards_on(node) for m in b.guest_modules()]
+    modules = [m for c in [*machine.boards_on(node), *machine.disks_on(node)]
+               for m in c.guest_modules()]
     if modules:
         argv += ["-fw_cfg", f"name=opt/retrolink/modules,string={' '.join(dict.fromkeys(modules))}"]
     interfaces = guest_net.interface_lines(machine, node)
@@ -78,4 +80,6 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     for board in machine.boards_on(node):
         argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
                                 machine.network_index(board.network))
+    # the node's disks on its SCSI adapter: /dev/sda, sdb, ... in this order
+    argv += disks.node_args(machine.disks_on(node))
     return argv
