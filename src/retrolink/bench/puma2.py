@@ -2,10 +2,11 @@
 measured in the guests under the timed model.
 
 One boot of machines/puma-ii.toml (two SPARCstation 2 nodes). Node 0, the server, makes
-an ext2 file system on the shared RAM disk and on a kernel RAM disk (brd) and writes the
-same 1 MB file to both. Then, each with a cold buffer cache, node 0 reads it from the
-shared disk (the pages are on its own board) and from brd, and node 1 reads it from the
-shared disk (every page comes from node 0's board over the ring). Each read reports its
+an ext2 file system on the shared RAM disk, on a kernel RAM disk (brd) and on its SCSI
+disk (docs/boards/scsi-disk.md) and writes the same 1 MB file to each. Then, each with a
+cold buffer cache, node 0 reads it from the shared disk (the pages are on its own board),
+from brd and from the SCSI disk, and node 1 reads it from the shared disk (every page
+comes from node 0's board over the ring). Each read reports its
 time and what the board counted meanwhile: the VME bus time of the host's programmed I/O
 and the time a request waited on the ring while the bus was idle; the kernel's share is
 the rest. Then node 1's board fetches pages node 0 wrote, with nothing copied to the host
@@ -31,7 +32,7 @@ DEFINITION = paths.REPO / "bench" / "puma2.toml"
 HELP = ("the PUMA-II benchmarks (docs/boards/puma2.md) on puma-ii: 1 MB cold read from the "
         "shared RAM disk (local, remote) and a kernel RAM disk, the remote read's breakdown, "
         "board-to-board page copy, mapped DSM fault times; --sweep a machine key")
-PATHS = ("dsm_local", "dsm_remote", "ramdisk")
+PATHS = ("dsm_local", "dsm_remote", "ramdisk", "scsi")
 MNT = "/mnt"
 FILE = f"{MNT}/f"
 # a cold buffer cache: what the paper's "right after mount" means
@@ -65,11 +66,12 @@ def scripts(d: dict, full: bool) -> dict[int, str]:
               f"dd if=/dev/urandom of=/tmp/f bs=4096 count={blocks} 2>/dev/null",
               md5("/tmp/f", "written"), *fill("/dev/puma2disk")]
     if full:
-        server += ["modprobe brd rd_nr=1 rd_size=8192", *fill("/dev/ram0")]
+        server += ["modprobe brd rd_nr=1 rd_size=8192", *fill("/dev/ram0"), *fill("/dev/sda")]
     server += ["puma2ctl barrier 0"]
     if full:
         server += timed_read("/dev/puma2disk", "dsm_local", d)
         server += timed_read("/dev/ram0", "ramdisk", d)
+        server += timed_read("/dev/sda", "scsi", d)
     server += ["puma2ctl barrier 1", "puma2ctl barrier 2"]
     reader = ["set -e", f"mkdir -p {MNT}", "puma2ctl barrier 0", "puma2ctl barrier 1",
               *timed_read("/dev/puma2disk", "dsm_remote", d), "puma2ctl barrier 2"]
