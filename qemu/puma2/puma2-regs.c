@@ -223,8 +223,8 @@ const MemoryRegionOps puma2_ctrl_ops = {
     .read = puma2_ctrl_read,
     .write = puma2_ctrl_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 /* ---- BAR1: the board memory ------------------------------------------------------- */
@@ -265,6 +265,6 @@ const MemoryRegionOps puma2_mem_ops = {
     .read = puma2_mem_read,
     .write = puma2_mem_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
