@@ -572,13 +572,23 @@ static bool keep_non_cmd(void *opaque, RlEvent *ev)
     return ev->kind != PUMA2_EV_CMD;
 }
 
+/* A reset's release of a held page, decoded: what waited for the host goes on. */
+void puma2_release_event(Puma2State *s, uint32_t page)
+{
+    if (page < s->npages) {
+        host_release(s, page);
+    }
+}
+
 /*
  * The host interface's reset (PUMA2_CTRL_RESET, a system reset, the driver going):
- * the FIFOs empty, every hold released (what waited for it goes on), and commands
- * still on the ring finish without an answer or a hold. The shared space and the
- * protocol are the board's, not the host's: they go on.
+ * the FIFOs empty, every hold released, and commands still on the ring finish without
+ * an answer or a hold. A message that waited for a hold goes on as after a RELEASE:
+ * the controller's job, request-ns from `at` (the store's bus transfer ended), so no
+ * frame leaves before the board's promise. The shared space and the protocol are the
+ * board's, not the host's: they go on.
  */
-void puma2_host_reset(Puma2State *s)
+void puma2_host_reset(Puma2State *s, uint64_t at)
 {
     rl_fifo_reset(&s->cmd);
     rl_fifo_reset(&s->resp);
@@ -592,9 +602,12 @@ void puma2_host_reset(Puma2State *s)
             pg->pending |= PUMA2_PENDING_ORPHAN;
         }
         pg->recall = PUMA2_RECALL_NONE;
-        if (pg->hold) {
-            host_release(s, p);
+        if (pg->hold && pg->deferred) {
+            uint64_t t = rl_server_run(&s->controller, at, s->request_ns);
+            rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_RELEASE, p, 0,
+                         NULL);
         }
+        pg->hold = 0;
     }
 }
 

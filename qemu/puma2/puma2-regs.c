@@ -178,7 +178,7 @@ static void puma2_ctrl_write(void *opaque, hwaddr addr, uint64_t val, unsigned s
     switch (addr) {
     case PUMA2_REG_CTRL:
         if (v & PUMA2_CTRL_RESET) {
-            puma2_host_reset(s);
+            puma2_host_reset(s, end);
             s->ctrl = 0;
             s->ready_at = 0;
             break;
@@ -186,7 +186,7 @@ static void puma2_ctrl_write(void *opaque, hwaddr addr, uint64_t val, unsigned s
         if ((v & PUMA2_CTRL_ENABLE) && !(s->ctrl & PUMA2_CTRL_ENABLE)) {
             s->ready_at = end + s->rl->start_us * 1000;
         } else if (!(v & PUMA2_CTRL_ENABLE) && (s->ctrl & PUMA2_CTRL_ENABLE)) {
-            puma2_host_reset(s);
+            puma2_host_reset(s, end);
         }
         s->ctrl = v & PUMA2_CTRL_ENABLE;
         if (v & ~(PUMA2_CTRL_ENABLE | PUMA2_CTRL_RESET)) {

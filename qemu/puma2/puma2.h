@@ -44,6 +44,7 @@ enum Puma2EventKind {
     PUMA2_EV_MSG,       /* ptr: Puma2Msg; the controller (and copy engine) are done */
     PUMA2_EV_SEND,      /* ptr: Puma2Msg; the copy engine has the page in the tx buffer */
     PUMA2_EV_LINK,      /* arg: peer | up << 31 */
+    PUMA2_EV_RELEASE,   /* arg: page; the controller lets a reset's deferred message go */
 };
 
 /* A protocol message inside the board (either way), with the page's bytes if any. */
@@ -135,7 +136,8 @@ void puma2_resp_popped(Puma2State *s);
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m);
 void puma2_msg_event(Puma2State *s, Puma2Msg *m);
 void puma2_send_event(Puma2State *s, Puma2Msg *m);
-void puma2_host_reset(Puma2State *s);
+void puma2_release_event(Puma2State *s, uint32_t page);
+void puma2_host_reset(Puma2State *s, uint64_t at);
 bool puma2_msg_ok(Puma2State *s, const Puma2Msg *m, uint32_t len, const char **why);
 int puma2_pages_check(Puma2State *s);
 void puma2_recount(Puma2State *s);

@@ -256,7 +256,11 @@ def test_ctrl_reset_releases_holds_and_orphans_pending_commands(artifacts, tmp_p
         assert rig.reg(R.PUMA2_REG_CTRL) == 0 and rig.reg(R.PUMA2_REG_STATUS) == 0
         assert rig.reg(R.PUMA2_REG_CMD_FREE) == R.PUMA2_CMD_DEPTH
         assert rig.reg(R.PUMA2_REG_RESP_COUNT) == 0
-        sent = t + copy_ns(p)
+        # the release is the controller's job after the store (the 7th access since t),
+        # then the copy engine reads the page
+        sent = t + 7 * vme_ns(p, 4) + p["request"] + copy_ns(p)
+        rig.q.clock_set(sent - 1)
+        assert len(rig.frames()) == 1
         rig.q.clock_set(sent)
         f = rig.wait_frames(2)
         assert summary(f)[1] == (sent, 3, PAGE_MSG, WRITE, 4, 3, 0, PAGE)
@@ -273,5 +277,33 @@ def test_ctrl_reset_releases_holds_and_orphans_pending_commands(artifacts, tmp_p
         rig.q.clock_step(10**6)
         assert rig.responses() == [resp(1, DONE, OK),
                                    resp(4, R.PUMA2_KIND_REFUSED, R.PUMA2_ST_NOT_HELD)]
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize("how", ["reset", "disable"])
+def test_a_reset_lets_deferred_messages_go_through_the_controller(artifacts, tmp_path, how):
+    """A deferred INV let go by CTRL_RESET (or by clearing ENABLE) is the controller's
+    job like a RELEASE: its INV_ACK leaves request-ns after the CTRL store's bus transfer
+    ends, never before what the board promised the ring at its last sync point."""
+    p = DEFAULTS
+    inv = 2_500_000
+    frames = [(2_100_000, 1, wire_frame(PAGE_MSG, 1, 0, op=READ, data=DATA)),
+              (inv, 2, wire_frame(INV, 1, 2))]
+    rig = Rig(artifacts, tmp_path, frames=frames, step=100_000)
+    try:
+        rig.bring_up()
+        rig.command(1, READ)
+        rig.q.clock_set(inv + p["request"])
+        assert rig.responses() == [resp(1, DONE, OK), resp(1, RECALL, OK)]
+        t = rig.q.clock_set(3_000_000)              # a sync point: the ring has a promise
+        rig.set_reg(R.PUMA2_REG_CTRL, R.PUMA2_CTRL_RESET if how == "reset" else 0)
+        acked = t + vme_ns(p, 4) + p["request"]
+        rig.q.clock_set(acked - 1)
+        assert len(rig.frames()) == 2
+        rig.q.clock_set(acked)
+        assert summary(rig.wait_frames(3))[2] == (acked, 2, INV_ACK, 0, 1, 0, 0, 0)
+        assert rig.reg(R.PUMA2_REG_INVALIDATED) == 1
+        assert "before the promise" not in rig.log.read_text()
     finally:
         rig.close()
