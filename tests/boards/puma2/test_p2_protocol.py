@@ -260,7 +260,7 @@ def test_ctrl_reset_releases_holds_and_orphans_pending_commands(artifacts, tmp_p
         # then the copy engine reads the page
         sent = t + 7 * vme_ns(p, 4) + p["request"] + copy_ns(p)
         rig.q.clock_set(sent - 1)
-        assert len(rig.frames()) == 1
+        assert len(rig.wait_frames(1)) == 1
         rig.q.clock_set(sent)
         f = rig.wait_frames(2)
         assert summary(f)[1] == (sent, 3, PAGE_MSG, WRITE, 4, 3, 0, PAGE)
@@ -300,7 +300,7 @@ def test_a_reset_lets_deferred_messages_go_through_the_controller(artifacts, tmp
         rig.set_reg(R.PUMA2_REG_CTRL, R.PUMA2_CTRL_RESET if how == "reset" else 0)
         acked = t + vme_ns(p, 4) + p["request"]
         rig.q.clock_set(acked - 1)
-        assert len(rig.frames()) == 2
+        assert len(rig.wait_frames(2)) == 2
         rig.q.clock_set(acked)
         assert summary(rig.wait_frames(3))[2] == (acked, 2, INV_ACK, 0, 1, 0, 0, 0)
         assert rig.reg(R.PUMA2_REG_INVALIDATED) == 1
