@@ -483,27 +483,33 @@ void puma2_msg_event(Puma2State *s, Puma2Msg *m)
 
 /* ---- host commands ---------------------------------------------------------------------- */
 
-/* Decode the next command if the controller may: it has one and room for its answer. */
-static void cmd_pump(Puma2State *s, uint64_t ready)
+/*
+ * Decode the next command if the controller may: it has one and room for its answer.
+ * The command is there once its CMD store's bus transfer has ended.
+ */
+static void cmd_pump(Puma2State *s)
 {
     if (s->cmd_scheduled || !s->cmd.count || !resp_room(s)) {
         return;
     }
     s->resp_reserved++;
     s->cmd_scheduled = true;
+    uint64_t ready = MAX(puma2_now(), s->cmd_end[s->cmd.head % PUMA2_CMD_DEPTH]);
     uint64_t t = rl_server_run(&s->controller, ready, s->request_ns);
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_CMD, 0, 0, NULL);
 }
 
-void puma2_cmd_written(Puma2State *s, uint64_t at)
+/* A command was pushed; its store's bus transfer ends at `end`. */
+void puma2_cmd_written(Puma2State *s, uint64_t end)
 {
-    cmd_pump(s, at);
+    s->cmd_end[(s->cmd.head + s->cmd.count - 1) % PUMA2_CMD_DEPTH] = end;
+    cmd_pump(s);
 }
 
 void puma2_resp_popped(Puma2State *s)
 {
     recalls_flush(s);
-    cmd_pump(s, puma2_now());
+    cmd_pump(s);
 }
 
 static void host_release(Puma2State *s, uint32_t page)
@@ -564,7 +570,7 @@ void puma2_cmd_event(Puma2State *s)
     if (s->cmd.count) {
         cmd_run(s, rl_fifo_pop(&s->cmd, 0));
     }
-    cmd_pump(s, puma2_now());
+    cmd_pump(s);
 }
 
 static bool keep_non_cmd(void *opaque, RlEvent *ev)

@@ -95,6 +95,9 @@ struct Puma2State {
     uint32_t ctrl, error;
     uint64_t ready_at;          /* enabled: takes commands from then on */
     RlFifo cmd, resp;
+    /* when each command's CMD store ended, by its slot in 'cmd' (not saved: the
+     * command FIFO is empty in a snapshot) */
+    uint64_t cmd_end[PUMA2_CMD_DEPTH];
     uint32_t npages;
     Puma2Page *pages;
     bool cmd_scheduled;         /* a PUMA2_EV_CMD is queued */
@@ -130,7 +133,7 @@ uint64_t puma2_net_ns(Puma2State *s);
 
 /* puma2-dsm.c */
 void puma2_dsm_init(Puma2State *s);
-void puma2_cmd_written(Puma2State *s, uint64_t at);
+void puma2_cmd_written(Puma2State *s, uint64_t end);
 void puma2_cmd_event(Puma2State *s);
 void puma2_resp_popped(Puma2State *s);
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m);

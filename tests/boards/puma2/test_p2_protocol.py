@@ -307,3 +307,24 @@ def test_a_reset_lets_deferred_messages_go_through_the_controller(artifacts, tmp
         assert "before the promise" not in rig.log.read_text()
     finally:
         rig.close()
+
+
+def test_a_command_is_decoded_only_after_its_own_store(artifacts, tmp_path):
+    """Two commands, the second written while the controller decodes the first: the
+    second is decoded request-ns after its own CMD store's bus transfer ends (not when
+    the controller is done with the first), so its REQ leaves then, as promised."""
+    p = DEFAULTS
+    rig = Rig(artifacts, tmp_path, step=1000)
+    try:
+        t = rig.bring_up()
+        rig.command(0, READ)                        # local: decoded at t + 700 + 2000
+        t2 = rig.q.clock_set(t + 2500)
+        rig.command(1, READ)                        # its store ends at t2 + 700
+        req_at = max(t + vme_ns(p, 4) + p["request"], t2 + vme_ns(p, 4)) + p["request"]
+        rig.q.clock_set(req_at - 1)
+        assert rig.frames() == []
+        rig.q.clock_set(req_at)
+        assert summary(rig.wait_frames(1)) == [(req_at, 1, REQ, READ, 1, 0, 0, 0)]
+        assert "before the promise" not in rig.log.read_text()
+    finally:
+        rig.close()
