@@ -460,25 +460,37 @@ bool puma2_msg_ok(Puma2State *s, const Puma2Msg *m, uint32_t len, const char **w
     return false;
 }
 
-/* A frame's last byte is here: the controller, then for a page the copy engine. */
+/* A frame's last byte is here: the controller takes it when it is free. */
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m)
 {
     uint64_t t = rl_server_run(&s->controller, puma2_now(), s->request_ns);
 
     s->msgs_in++;
-    if (m->hdr.flags & PUMA2_MSG_F_DATA) {
-        t = rl_server_run(&s->copier, t, copy_ns(s));
-    }
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_MSG, 0, 0, m);
 }
 
-void puma2_msg_event(Puma2State *s, Puma2Msg *m)
+void puma2_copied_event(Puma2State *s, Puma2Msg *m)
 {
     trace_retrolink_puma2_msg_in(s->rl->node, m->peer, m->hdr.type, m->hdr.op, m->hdr.page,
                                  puma2_now());
     dsm_handle(s, m->peer, &m->hdr,
                m->hdr.flags & PUMA2_MSG_F_DATA ? m->data : NULL);
     g_free(m);
+}
+
+/*
+ * The controller is done with a message. A page's bytes then wait for the copy engine,
+ * which takes them in the order the controller hands them over (a page it sends too),
+ * from now: booked at the arrival, a page that came later would have gone first.
+ */
+void puma2_msg_event(Puma2State *s, Puma2Msg *m)
+{
+    if (m->hdr.flags & PUMA2_MSG_F_DATA) {
+        uint64_t t = rl_server_run(&s->copier, puma2_now(), copy_ns(s));
+        rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_COPIED, 0, 0, m);
+        return;
+    }
+    puma2_copied_event(s, m);
 }
 
 /* ---- host commands ---------------------------------------------------------------------- */

@@ -51,6 +51,9 @@ static void puma2_event(void *opaque, RlEvent *ev)
     case PUMA2_EV_MSG:
         puma2_msg_event(s, ev->ptr);
         break;
+    case PUMA2_EV_COPIED:
+        puma2_copied_event(s, ev->ptr);
+        break;
     case PUMA2_EV_SEND:
         puma2_send_event(s, ev->ptr);
         break;

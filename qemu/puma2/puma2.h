@@ -41,7 +41,8 @@ enum { PUMA2_RECALL_NONE = 0, PUMA2_RECALL_WANTED = 1, PUMA2_RECALL_SENT = 2 };
 enum Puma2EventKind {
     PUMA2_EV_CMD,       /* the controller has decoded the command at the FIFO's head */
     PUMA2_EV_ARRIVE,    /* ptr: Puma2Msg; a frame's last byte reached the board */
-    PUMA2_EV_MSG,       /* ptr: Puma2Msg; the controller (and copy engine) are done */
+    PUMA2_EV_MSG,       /* ptr: Puma2Msg; the controller is done with a message */
+    PUMA2_EV_COPIED,    /* ptr: Puma2Msg; the copy engine has moved its page in */
     PUMA2_EV_SEND,      /* ptr: Puma2Msg; the copy engine has the page in the tx buffer */
     PUMA2_EV_LINK,      /* arg: peer | up << 31 */
     PUMA2_EV_RELEASE,   /* arg: page; the controller lets a reset's deferred message go */
@@ -138,6 +139,7 @@ void puma2_cmd_event(Puma2State *s);
 void puma2_resp_popped(Puma2State *s);
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m);
 void puma2_msg_event(Puma2State *s, Puma2Msg *m);
+void puma2_copied_event(Puma2State *s, Puma2Msg *m);
 void puma2_send_event(Puma2State *s, Puma2Msg *m);
 void puma2_release_event(Puma2State *s, uint32_t page);
 void puma2_host_reset(Puma2State *s, uint64_t at);

@@ -328,3 +328,31 @@ def test_a_command_is_decoded_only_after_its_own_store(artifacts, tmp_path):
         assert "before the promise" not in rig.log.read_text()
     finally:
         rig.close()
+
+
+@pytest.mark.parametrize("p", [DEFAULTS, SLOW], ids=["defaults", "slow"])
+def test_the_controller_and_the_copy_engine_take_one_job_at_a_time(artifacts, tmp_path, p):
+    """Board 3 asks board 0 (manager and owner of page 4) for a read copy; board 1's
+    PAGE for this host's READ of page 1 arrives just after. The REQ has the controller,
+    then the copy engine reads page 4 for the PAGE to board 3; the arriving page waits
+    for the controller, then for the copy engine."""
+    ask = 2_500_000
+    arrive = ask + p["request"] // 4
+    frames = [(ask, 3, wire_frame(REQ, 4, 3, op=READ)),
+              (arrive, 1, wire_frame(PAGE_MSG, 1, 0, op=READ, data=DATA))]
+    rig = Rig(artifacts, tmp_path, props=props(p), frames=frames)
+    try:
+        rig.bring_up()
+        rig.command(1, READ)
+        sent = ask + p["request"] + copy_ns(p)
+        ctrl_free = ask + 2 * p["request"]              # the PAGE's controller job ends
+        done = max(ctrl_free, sent) + copy_ns(p)
+        rig.q.clock_set(done - 1)
+        assert rig.reg(R.PUMA2_REG_RESP_COUNT) == 0
+        rig.q.clock_set(done)
+        assert rig.reg(R.PUMA2_REG_RESP_COUNT) == 1
+        assert summary(rig.wait_frames(3))[1:] == [
+            (sent, 3, PAGE_MSG, READ, 4, 3, 0, PAGE), (done, 1, CONFIRM, READ, 1, 0, 0, 0)]
+        assert rig.page(1) == DATA
+    finally:
+        rig.close()

@@ -3,7 +3,7 @@ response status, and a host's READ, WRITE and RELEASE of pages this board manage
 so owns from the start). The test is the driver; the board is node 0 of a 4-board fake
 ring. include/retrolink/regs/puma2-regs.h; docs/boards/puma2.md."""
 import pytest
-from p2_rig import CTRL, DEFAULTS, MEM, PAGE, T0, Rig, vme_ns
+from p2_rig import CTRL, DEFAULTS, MEM, PAGE, T0, Rig, props, vme_ns
 
 from retrolink import wire
 from retrolink.qtest.puma2_regs import R, cmd, resp
@@ -226,3 +226,34 @@ def test_local_read_write_release(rig):
               R.PUMA2_REG_MSGS_OUT, R.PUMA2_REG_INVALIDATED):
         assert rig.reg(r) == 0
     assert rig.counter64(R.PUMA2_REG_NET_NS_LO) == 0
+
+
+@pytest.mark.parametrize("p", [DEFAULTS, dict(DEFAULTS, vme_overhead=0, vme_rate=3_000_000),
+                               dict(DEFAULTS, vme_overhead=777, vme_rate=10**12)],
+                         ids=["defaults", "rounded", "overhead"])
+def test_every_access_costs_its_vme_transactions(artifacts, tmp_path, p):
+    """ceil(bytes / 4) transactions of vme-overhead-ns + 4 bytes at vme-rate (rounded up
+    to a ns) for every access to either BAR, refused ones too, counted in BUS_NS; a
+    command's decoding starts when the last transaction before it and its own end."""
+    rig = Rig(artifacts, tmp_path, props=props(p))
+    try:
+        t = rig.bring_up()
+        one = p["vme_overhead"] + -(-4 * 10**9 // p["vme_rate"])
+        assert vme_ns(p, 4) == one
+        before = rig.counter64(R.PUMA2_REG_BUS_NS_LO)           # 2 register reads
+        for size in (1, 2, 4, 8):
+            rig.q.read(size, MEM + 8)
+        rig.q.write(8, MEM + 8, 0)                              # refused: 2 transactions
+        rig.q.read(2, CTRL)                                     # refused: 1
+        after = rig.counter64(R.PUMA2_REG_BUS_NS_LO)
+        # those 8 transactions, BUS_NS_HI after `before` and BUS_NS_LO for `after`
+        assert after - before == (1 + 1 + 1 + 2 + 2 + 1 + 2) * one
+        # the bus is a queue: 12 transactions so far since t, then the CMD store
+        rig.command(0, READ)
+        done = t + 13 * one + p["request"]
+        rig.q.clock_set(done - 1)
+        assert rig.q.readl(CTRL + R.PUMA2_REG_RESP_COUNT) == 0
+        rig.q.clock_set(done)
+        assert rig.q.readl(CTRL + R.PUMA2_REG_RESP_COUNT) == 1
+    finally:
+        rig.close()
