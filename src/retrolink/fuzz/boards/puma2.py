@@ -127,6 +127,9 @@ def frame(v: FabricView) -> tuple:
                       R.PUMA2_MSG_INV: (R.PUMA2_MSG_INV_ACK, 0),
                       R.PUMA2_MSG_FWD: (R.PUMA2_MSG_CONFIRM, op),
                       R.PUMA2_MSG_PAGE: (R.PUMA2_MSG_CONFIRM, op)}.get(type_)
+            if type_ == R.PUMA2_MSG_FWD:
+                # the owner sent the page on: the requester confirms to this manager
+                dst = from_ if from_ != v.node else dst
             if answer:
                 t, o = answer
                 data = rng.randbytes(PAGE) if t == R.PUMA2_MSG_PAGE and rng.random() < 0.8 \
@@ -136,10 +139,15 @@ def frame(v: FabricView) -> tuple:
                                        if t == R.PUMA2_MSG_PAGE and op == R.PUMA2_OP_WRITE
                                        else 0, data=data)
     if r < 0.8:
-        t = rng.choice(TYPES)
+        t = rng.choice((*TYPES, R.PUMA2_MSG_REQ, R.PUMA2_MSG_REQ))
         data = rng.randbytes(PAGE) if t == R.PUMA2_MSG_PAGE and rng.random() < 0.7 else None
         from_ = rng.choice((src, src, v.node, rng.randrange(nodes)))
-        return src, wire_frame(t, page_of(rng, pages), from_,
+        page = page_of(rng, pages)
+        if t == R.PUMA2_MSG_REQ and rng.random() < 0.7 and v.node < nodes:
+            # a request to this board as the manager: it forwards to the owner, which is
+            # another board once a WRITE has moved the page
+            page, from_ = min(v.node + nodes * rng.randrange(2), pages - 1), src
+        return src, wire_frame(t, page, from_,
                                op=rng.choice((R.PUMA2_OP_READ, R.PUMA2_OP_WRITE)),
                                copyset=rng.choice((0, 0, rng.getrandbits(nodes))), data=data)
     if r < 0.9:
