@@ -49,6 +49,7 @@ class Rig(DeviceRig):
         self.seq = 0
         self.step, self.react = step, react
         self.sync_times: list[int] = []
+        self.delivered: list[tuple[int, int, bytes]] = []      # (arrival, src, payload)
         super().__init__(qemu or artifacts.qemu, tmp_path, "retrolink-puma2",
                          (R.PUMA2_PCI_VENDOR_ID, R.PUMA2_PCI_DEVICE_ID), {0: CTRL, 1: MEM},
                          props=",".join(x for x in (f"start-us=0,memory-mib={memory_mib}",
@@ -65,6 +66,7 @@ class Rig(DeviceRig):
             out = []
             for at, src, data in sorted(self.queue, key=lambda x: x[0]):
                 out.append(wire.deliver(0, max(at, now), src, data, seq=self.seq))
+                self.delivered.append((max(at, now), src, data))
                 self.seq += 1
             self.queue.clear()
         return [*out, wire.grant(0, NEVER if self.step is None else now + self.step)]
