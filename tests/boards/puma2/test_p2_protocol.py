@@ -356,3 +356,44 @@ def test_the_controller_and_the_copy_engine_take_one_job_at_a_time(artifacts, tm
         assert rig.page(1) == DATA
     finally:
         rig.close()
+
+
+
+def test_pages_without_bytes_cost_no_copy(artifacts, tmp_path):
+    """The host upgrades its read copy of page 1: board 1 (manager and old owner) hands
+    the page over with no bytes (this board has them) and board 2's copy to invalidate;
+    that PAGE costs the controller only, and the INV leaves then. As the owner, this
+    board sends board 2 a read copy (the copy engine first), then, when board 1 forwards
+    board 2's WRITE, the page with no bytes, at once."""
+    p = DEFAULTS
+    t_write = 2_400_000
+    no_bytes = t_write + 50_000
+    ack = no_bytes + 40_000
+    fwd_read, fwd_write = 4_000_000, 4_200_000        # after the page read through BAR1
+    frames = [(2_100_000, 1, wire_frame(PAGE_MSG, 1, 0, op=READ, data=DATA)),
+              (no_bytes, 1, wire_frame(PAGE_MSG, 1, 0, op=WRITE, copyset=0b0100)),
+              (ack, 2, wire_frame(INV_ACK, 1, 2)),
+              (fwd_read, 1, wire_frame(FWD, 1, 2, op=READ)),
+              (fwd_write, 1, wire_frame(FWD, 1, 2, op=WRITE))]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        rig.bring_up()
+        rig.command(1, READ)
+        rig.q.clock_set(t_write)
+        assert rig.responses() == [resp(1, DONE, OK)]
+        rig.command(1, WRITE)                       # an upgrade of a copy: to the manager
+        rig.q.clock_set(no_bytes + p["request"])
+        assert summary(rig.wait_frames(4))[3] == (no_bytes + p["request"], 2, INV, 0, 1, 0,
+                                                  0, 0)
+        rig.q.clock_set(ack + p["request"])
+        assert rig.responses() == [resp(1, DONE, OK)]
+        assert rig.page(1) == DATA and rig.reg(R.PUMA2_REG_PAGES_IN) == 1
+        rig.command(1, RELEASE)
+        rig.q.clock_set(fwd_write + p["request"])
+        assert summary(rig.wait_frames(7))[4:] == [
+            (ack + p["request"], 1, CONFIRM, WRITE, 1, 0, 0, 0),
+            (fwd_read + p["request"] + copy_ns(p), 2, PAGE_MSG, READ, 1, 2, 0, PAGE),
+            (fwd_write + p["request"], 2, PAGE_MSG, WRITE, 1, 2, 0, 0)]
+        assert rig.reg(R.PUMA2_REG_PAGES_OUT) == 1
+    finally:
+        rig.close()
