@@ -496,17 +496,17 @@ void puma2_msg_event(Puma2State *s, Puma2Msg *m)
 /* ---- host commands ---------------------------------------------------------------------- */
 
 /*
- * Decode the next command if the controller may: it has one and room for its answer.
- * The command is there once its CMD store's bus transfer has ended.
+ * Decode the next command if the controller may: it has one and room for its answer,
+ * from `after` on. The command is there once its CMD store's bus transfer has ended.
  */
-static void cmd_pump(Puma2State *s)
+static void cmd_pump(Puma2State *s, uint64_t after)
 {
     if (s->cmd_scheduled || !s->cmd.count || !resp_room(s)) {
         return;
     }
     s->resp_reserved++;
     s->cmd_scheduled = true;
-    uint64_t ready = MAX(puma2_now(), s->cmd_end[s->cmd.head % PUMA2_CMD_DEPTH]);
+    uint64_t ready = MAX(after, s->cmd_end[s->cmd.head % PUMA2_CMD_DEPTH]);
     uint64_t t = rl_server_run(&s->controller, ready, s->request_ns);
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_CMD, 0, 0, NULL);
 }
@@ -515,13 +515,14 @@ static void cmd_pump(Puma2State *s)
 void puma2_cmd_written(Puma2State *s, uint64_t end)
 {
     s->cmd_end[(s->cmd.head + s->cmd.count - 1) % PUMA2_CMD_DEPTH] = end;
-    cmd_pump(s);
+    cmd_pump(s, end);
 }
 
-void puma2_resp_popped(Puma2State *s)
+/* A response was popped by a read whose bus transfer ends at `end`: room from then. */
+void puma2_resp_popped(Puma2State *s, uint64_t end)
 {
     recalls_flush(s);
-    cmd_pump(s);
+    cmd_pump(s, end);
 }
 
 static void host_release(Puma2State *s, uint32_t page)
@@ -582,7 +583,7 @@ void puma2_cmd_event(Puma2State *s)
     if (s->cmd.count) {
         cmd_run(s, rl_fifo_pop(&s->cmd, 0));
     }
-    cmd_pump(s);
+    cmd_pump(s, puma2_now());
 }
 
 static bool keep_non_cmd(void *opaque, RlEvent *ev)

@@ -68,9 +68,9 @@ static uint64_t puma2_ctrl_read(void *opaque, hwaddr addr, unsigned size)
 {
     Puma2State *s = opaque;
     uint64_t now = puma2_now();
+    uint64_t end = puma2_vme_access(s, size);
     uint32_t v = 0;
 
-    puma2_vme_access(s, size);
     if (size != 4 || (addr & 3)) {
         puma2_refuse(s, PUMA2_ERR_BAD_ACCESS, "%u-byte read at control offset 0x%"
                      HWADDR_PRIx " refused: registers take aligned 32-bit accesses",
@@ -114,7 +114,7 @@ static uint64_t puma2_ctrl_read(void *opaque, hwaddr addr, unsigned size)
     case PUMA2_REG_RESP:
         v = rl_fifo_pop(&s->resp, PUMA2_RESP_EMPTY);
         if (v != PUMA2_RESP_EMPTY) {
-            puma2_resp_popped(s);
+            puma2_resp_popped(s, end);
         }
         break;
     case PUMA2_REG_RESP_COUNT:

@@ -136,7 +136,7 @@ uint64_t puma2_net_ns(Puma2State *s);
 void puma2_dsm_init(Puma2State *s);
 void puma2_cmd_written(Puma2State *s, uint64_t end);
 void puma2_cmd_event(Puma2State *s);
-void puma2_resp_popped(Puma2State *s);
+void puma2_resp_popped(Puma2State *s, uint64_t end);
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m);
 void puma2_msg_event(Puma2State *s, Puma2Msg *m);
 void puma2_copied_event(Puma2State *s, Puma2Msg *m);

@@ -397,3 +397,33 @@ def test_pages_without_bytes_cost_no_copy(artifacts, tmp_path):
         assert rig.reg(R.PUMA2_REG_PAGES_OUT) == 1
     finally:
         rig.close()
+
+
+def test_a_command_held_back_by_a_full_response_fifo_goes_after_the_pop(artifacts,
+                                                                       tmp_path):
+    """128 answers waiting, a READ of a remote page held back: popping one lets it go;
+    its REQ leaves request-ns after the pop's bus transfer ends, not before what the
+    board promised the ring."""
+    p = DEFAULTS
+    rig = Rig(artifacts, tmp_path, step=50_000)
+    try:
+        rig.bring_up()
+        for i in range(R.PUMA2_RESP_DEPTH):
+            if i % R.PUMA2_CMD_DEPTH == 0:
+                rig.q.clock_step(10**6)
+            rig.command(300 + i, READ)              # RANGE
+        rig.q.clock_step(10**6)
+        rig.command(1, READ)
+        t = rig.q.clock_set(2_000_000 * 3)          # a sync point
+        assert rig.reg(R.PUMA2_REG_RESP_COUNT) == R.PUMA2_RESP_DEPTH
+        assert rig.frames() == []
+        t = rig.q.clock_set(t + 100_000)
+        rig.reg(R.PUMA2_REG_RESP)
+        req_at = t + vme_ns(p, 4) + p["request"]
+        rig.q.clock_set(req_at - 1)
+        assert rig.frames() == []
+        rig.q.clock_set(req_at)
+        assert summary(rig.wait_frames(1)) == [(req_at, 1, REQ, READ, 1, 0, 0, 0)]
+        assert "before the promise" not in rig.log.read_text()
+    finally:
+        rig.close()

@@ -141,8 +141,8 @@ def test_command_fifo_fills_and_refuses(rig):
 
 def test_a_full_response_fifo_holds_commands_back(rig):
     """The controller takes a command only with room for its answer: with 128 responses
-    waiting, commands stay in the command FIFO; popping one (the entry leaves when the
-    read is made) lets the next go, decoded request-ns later."""
+    waiting, commands stay in the command FIFO; popping one lets the next go, decoded
+    request-ns after the pop's bus transfer ends (the entry leaves the FIFO then)."""
     rig.bring_up()
     for i in range(R.PUMA2_RESP_DEPTH):
         if rig.reg(R.PUMA2_REG_CMD_FREE) == 0:
@@ -157,9 +157,10 @@ def test_a_full_response_fifo_holds_commands_back(rig):
     assert rig.reg(R.PUMA2_REG_RESP_COUNT) == R.PUMA2_RESP_DEPTH
     t = rig.q.clock_step(10**6)
     assert rig.reg(R.PUMA2_REG_RESP) == resp(300, DONE, R.PUMA2_ST_RANGE)
-    rig.q.clock_set(t + DEFAULTS["request"] - 1)
+    decoded = t + vme_ns(DEFAULTS, 4) + DEFAULTS["request"]
+    rig.q.clock_set(decoded - 1)
     assert rig.reg(R.PUMA2_REG_RESP_COUNT) == R.PUMA2_RESP_DEPTH - 1
-    rig.q.clock_set(t + DEFAULTS["request"])
+    rig.q.clock_set(decoded)
     assert rig.reg(R.PUMA2_REG_RESP_COUNT) == R.PUMA2_RESP_DEPTH
     assert rig.reg(R.PUMA2_REG_CMD_FREE) == R.PUMA2_CMD_DEPTH - 2
     got = rig.responses()
