@@ -26,6 +26,16 @@ def summary(frames):
              len(f["data"])) for f in frames]
 
 
+def first_req_at(rig, when: int) -> None:
+    """The board's first frame, a READ REQ of page 1 to board 1, leaves exactly at `when`,
+    not before what the board promised the ring (the link port would say so)."""
+    rig.q.clock_set(when - 1)
+    assert rig.frames() == []
+    rig.q.clock_set(when)
+    assert summary(rig.wait_frames(1)) == [(when, 1, REQ, READ, 1, 0, 0, 0)]
+    assert "before the promise" not in rig.log.read_text()
+
+
 def resp_at(rig, when: int, count: int = 1) -> None:
     """RESP_COUNT becomes count exactly at `when` (reading it moves no clock)."""
     rig.q.clock_set(when - 1)
@@ -321,11 +331,7 @@ def test_a_command_is_decoded_only_after_its_own_store(artifacts, tmp_path):
         t2 = rig.q.clock_set(t + 2500)
         rig.command(1, READ)                        # its store ends at t2 + 700
         req_at = max(t + vme_ns(p, 4) + p["request"], t2 + vme_ns(p, 4)) + p["request"]
-        rig.q.clock_set(req_at - 1)
-        assert rig.frames() == []
-        rig.q.clock_set(req_at)
-        assert summary(rig.wait_frames(1)) == [(req_at, 1, REQ, READ, 1, 0, 0, 0)]
-        assert "before the promise" not in rig.log.read_text()
+        first_req_at(rig, req_at)
     finally:
         rig.close()
 
@@ -420,10 +426,6 @@ def test_a_command_held_back_by_a_full_response_fifo_goes_after_the_pop(artifact
         t = rig.q.clock_set(t + 100_000)
         rig.reg(R.PUMA2_REG_RESP)
         req_at = t + vme_ns(p, 4) + p["request"]
-        rig.q.clock_set(req_at - 1)
-        assert rig.frames() == []
-        rig.q.clock_set(req_at)
-        assert summary(rig.wait_frames(1)) == [(req_at, 1, REQ, READ, 1, 0, 0, 0)]
-        assert "before the promise" not in rig.log.read_text()
+        first_req_at(rig, req_at)
     finally:
         rig.close()
