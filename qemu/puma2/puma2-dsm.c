@@ -460,19 +460,16 @@ bool puma2_msg_ok(Puma2State *s, const Puma2Msg *m, uint32_t len, const char **w
     return false;
 }
 
-/* A frame's last byte is here: the controller, then for a page the copy engine. */
+/* A frame's last byte is here: the controller takes it when it is free. */
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m)
 {
     uint64_t t = rl_server_run(&s->controller, puma2_now(), s->request_ns);
 
     s->msgs_in++;
-    if (m->hdr.flags & PUMA2_MSG_F_DATA) {
-        t = rl_server_run(&s->copier, t, copy_ns(s));
-    }
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_MSG, 0, 0, m);
 }
 
-void puma2_msg_event(Puma2State *s, Puma2Msg *m)
+void puma2_copied_event(Puma2State *s, Puma2Msg *m)
 {
     trace_retrolink_puma2_msg_in(s->rl->node, m->peer, m->hdr.type, m->hdr.op, m->hdr.page,
                                  puma2_now());
@@ -481,29 +478,51 @@ void puma2_msg_event(Puma2State *s, Puma2Msg *m)
     g_free(m);
 }
 
+/*
+ * The controller is done with a message. A page's bytes then wait for the copy engine,
+ * which takes them in the order the controller hands them over (a page it sends too),
+ * from now: booked at the arrival, a page that came later would have gone first.
+ */
+void puma2_msg_event(Puma2State *s, Puma2Msg *m)
+{
+    if (m->hdr.flags & PUMA2_MSG_F_DATA) {
+        uint64_t t = rl_server_run(&s->copier, puma2_now(), copy_ns(s));
+        rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_COPIED, 0, 0, m);
+        return;
+    }
+    puma2_copied_event(s, m);
+}
+
 /* ---- host commands ---------------------------------------------------------------------- */
 
-/* Decode the next command if the controller may: it has one and room for its answer. */
-static void cmd_pump(Puma2State *s, uint64_t ready)
+/*
+ * Decode the next command if the controller may: it has one and room for its answer,
+ * from `after` on. The command is there once its CMD store's bus transfer has ended.
+ */
+static void cmd_pump(Puma2State *s, uint64_t after)
 {
     if (s->cmd_scheduled || !s->cmd.count || !resp_room(s)) {
         return;
     }
     s->resp_reserved++;
     s->cmd_scheduled = true;
+    uint64_t ready = MAX(after, s->cmd_end[s->cmd.head % PUMA2_CMD_DEPTH]);
     uint64_t t = rl_server_run(&s->controller, ready, s->request_ns);
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_CMD, 0, 0, NULL);
 }
 
-void puma2_cmd_written(Puma2State *s, uint64_t at)
+/* A command was pushed; its store's bus transfer ends at `end`. */
+void puma2_cmd_written(Puma2State *s, uint64_t end)
 {
-    cmd_pump(s, at);
+    s->cmd_end[(s->cmd.head + s->cmd.count - 1) % PUMA2_CMD_DEPTH] = end;
+    cmd_pump(s, end);
 }
 
-void puma2_resp_popped(Puma2State *s)
+/* A response was popped by a read whose bus transfer ends at `end`: room from then. */
+void puma2_resp_popped(Puma2State *s, uint64_t end)
 {
     recalls_flush(s);
-    cmd_pump(s, puma2_now());
+    cmd_pump(s, end);
 }
 
 static void host_release(Puma2State *s, uint32_t page)
@@ -572,13 +591,23 @@ static bool keep_non_cmd(void *opaque, RlEvent *ev)
     return ev->kind != PUMA2_EV_CMD;
 }
 
+/* A reset's release of a held page, decoded: what waited for the host goes on. */
+void puma2_release_event(Puma2State *s, uint32_t page)
+{
+    if (page < s->npages) {
+        host_release(s, page);
+    }
+}
+
 /*
  * The host interface's reset (PUMA2_CTRL_RESET, a system reset, the driver going):
- * the FIFOs empty, every hold released (what waited for it goes on), and commands
- * still on the ring finish without an answer or a hold. The shared space and the
- * protocol are the board's, not the host's: they go on.
+ * the FIFOs empty, every hold released, and commands still on the ring finish without
+ * an answer or a hold. A message that waited for a hold goes on as after a RELEASE:
+ * the controller's job, request-ns from `at` (the store's bus transfer ended), so no
+ * frame leaves before the board's promise. The shared space and the protocol are the
+ * board's, not the host's: they go on.
  */
-void puma2_host_reset(Puma2State *s)
+void puma2_host_reset(Puma2State *s, uint64_t at)
 {
     rl_fifo_reset(&s->cmd);
     rl_fifo_reset(&s->resp);
@@ -592,9 +621,12 @@ void puma2_host_reset(Puma2State *s)
             pg->pending |= PUMA2_PENDING_ORPHAN;
         }
         pg->recall = PUMA2_RECALL_NONE;
-        if (pg->hold) {
-            host_release(s, p);
+        if (pg->hold && pg->deferred) {
+            uint64_t t = rl_server_run(&s->controller, at, s->request_ns);
+            rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, PUMA2_EV_RELEASE, p, 0,
+                         NULL);
         }
+        pg->hold = 0;
     }
 }
 

@@ -68,9 +68,9 @@ static uint64_t puma2_ctrl_read(void *opaque, hwaddr addr, unsigned size)
 {
     Puma2State *s = opaque;
     uint64_t now = puma2_now();
+    uint64_t end = puma2_vme_access(s, size);
     uint32_t v = 0;
 
-    puma2_vme_access(s, size);
     if (size != 4 || (addr & 3)) {
         puma2_refuse(s, PUMA2_ERR_BAD_ACCESS, "%u-byte read at control offset 0x%"
                      HWADDR_PRIx " refused: registers take aligned 32-bit accesses",
@@ -114,7 +114,7 @@ static uint64_t puma2_ctrl_read(void *opaque, hwaddr addr, unsigned size)
     case PUMA2_REG_RESP:
         v = rl_fifo_pop(&s->resp, PUMA2_RESP_EMPTY);
         if (v != PUMA2_RESP_EMPTY) {
-            puma2_resp_popped(s);
+            puma2_resp_popped(s, end);
         }
         break;
     case PUMA2_REG_RESP_COUNT:
@@ -178,7 +178,7 @@ static void puma2_ctrl_write(void *opaque, hwaddr addr, uint64_t val, unsigned s
     switch (addr) {
     case PUMA2_REG_CTRL:
         if (v & PUMA2_CTRL_RESET) {
-            puma2_host_reset(s);
+            puma2_host_reset(s, end);
             s->ctrl = 0;
             s->ready_at = 0;
             break;
@@ -186,7 +186,7 @@ static void puma2_ctrl_write(void *opaque, hwaddr addr, uint64_t val, unsigned s
         if ((v & PUMA2_CTRL_ENABLE) && !(s->ctrl & PUMA2_CTRL_ENABLE)) {
             s->ready_at = end + s->rl->start_us * 1000;
         } else if (!(v & PUMA2_CTRL_ENABLE) && (s->ctrl & PUMA2_CTRL_ENABLE)) {
-            puma2_host_reset(s);
+            puma2_host_reset(s, end);
         }
         s->ctrl = v & PUMA2_CTRL_ENABLE;
         if (v & ~(PUMA2_CTRL_ENABLE | PUMA2_CTRL_RESET)) {
@@ -223,8 +223,8 @@ const MemoryRegionOps puma2_ctrl_ops = {
     .read = puma2_ctrl_read,
     .write = puma2_ctrl_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 /* ---- BAR1: the board memory ------------------------------------------------------- */
@@ -265,6 +265,6 @@ const MemoryRegionOps puma2_mem_ops = {
     .read = puma2_mem_read,
     .write = puma2_mem_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };

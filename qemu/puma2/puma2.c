@@ -51,11 +51,17 @@ static void puma2_event(void *opaque, RlEvent *ev)
     case PUMA2_EV_MSG:
         puma2_msg_event(s, ev->ptr);
         break;
+    case PUMA2_EV_COPIED:
+        puma2_copied_event(s, ev->ptr);
+        break;
     case PUMA2_EV_SEND:
         puma2_send_event(s, ev->ptr);
         break;
     case PUMA2_EV_LINK:
         /* the ring is the boards' own: a peer's state changes nothing the host sees */
+        break;
+    case PUMA2_EV_RELEASE:
+        puma2_release_event(s, ev->arg);
         break;
     }
 }
@@ -189,7 +195,8 @@ static int puma2_pre_save(void *opaque)
         if (ev->kind != PUMA2_EV_LINK) {
             g_string_append_printf(what, "; %s until %" PRIu64 " ns",
                                    ev->kind == PUMA2_EV_CMD ? "a command in the controller"
-                                   : "a message in the board", ev->time);
+                                   : ev->kind == PUMA2_EV_RELEASE ? "a reset's release in "
+                                   "the controller" : "a message in the board", ev->time);
         }
     }
     if (s->cmd.count) {
@@ -376,7 +383,7 @@ static void puma2_reset(void *dev)
 {
     Puma2State *s = dev;
 
-    puma2_host_reset(s);
+    puma2_host_reset(s, puma2_now());
     s->ctrl = s->error = 0;
     s->ready_at = 0;
     s->rl->irq_status = s->rl->irq_mask = 0;

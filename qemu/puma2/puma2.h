@@ -41,9 +41,11 @@ enum { PUMA2_RECALL_NONE = 0, PUMA2_RECALL_WANTED = 1, PUMA2_RECALL_SENT = 2 };
 enum Puma2EventKind {
     PUMA2_EV_CMD,       /* the controller has decoded the command at the FIFO's head */
     PUMA2_EV_ARRIVE,    /* ptr: Puma2Msg; a frame's last byte reached the board */
-    PUMA2_EV_MSG,       /* ptr: Puma2Msg; the controller (and copy engine) are done */
+    PUMA2_EV_MSG,       /* ptr: Puma2Msg; the controller is done with a message */
+    PUMA2_EV_COPIED,    /* ptr: Puma2Msg; the copy engine has moved its page in */
     PUMA2_EV_SEND,      /* ptr: Puma2Msg; the copy engine has the page in the tx buffer */
     PUMA2_EV_LINK,      /* arg: peer | up << 31 */
+    PUMA2_EV_RELEASE,   /* arg: page; the controller lets a reset's deferred message go */
 };
 
 /* A protocol message inside the board (either way), with the page's bytes if any. */
@@ -94,6 +96,9 @@ struct Puma2State {
     uint32_t ctrl, error;
     uint64_t ready_at;          /* enabled: takes commands from then on */
     RlFifo cmd, resp;
+    /* when each command's CMD store ended, by its slot in 'cmd' (not saved: the
+     * command FIFO is empty in a snapshot) */
+    uint64_t cmd_end[PUMA2_CMD_DEPTH];
     uint32_t npages;
     Puma2Page *pages;
     bool cmd_scheduled;         /* a PUMA2_EV_CMD is queued */
@@ -129,13 +134,15 @@ uint64_t puma2_net_ns(Puma2State *s);
 
 /* puma2-dsm.c */
 void puma2_dsm_init(Puma2State *s);
-void puma2_cmd_written(Puma2State *s, uint64_t at);
+void puma2_cmd_written(Puma2State *s, uint64_t end);
 void puma2_cmd_event(Puma2State *s);
-void puma2_resp_popped(Puma2State *s);
+void puma2_resp_popped(Puma2State *s, uint64_t end);
 void puma2_msg_arrive(Puma2State *s, Puma2Msg *m);
 void puma2_msg_event(Puma2State *s, Puma2Msg *m);
+void puma2_copied_event(Puma2State *s, Puma2Msg *m);
 void puma2_send_event(Puma2State *s, Puma2Msg *m);
-void puma2_host_reset(Puma2State *s);
+void puma2_release_event(Puma2State *s, uint32_t page);
+void puma2_host_reset(Puma2State *s, uint64_t at);
 bool puma2_msg_ok(Puma2State *s, const Puma2Msg *m, uint32_t len, const char **why);
 int puma2_pages_check(Puma2State *s);
 void puma2_recount(Puma2State *s);

@@ -20,7 +20,7 @@ def defines(*headers: str) -> dict[str, int]:
             continue
         # integer suffixes (1u, 1ull) are C's, not Python's
         expr = re.sub(r"\b(0x[0-9A-Fa-f]+|[0-9]+)[uUlL]+\b", r"\1", m.group(2))
-        if re.fullmatch(r"[0-9A-Za-z_ ()<>*+x]+", expr):
+        if re.fullmatch(r"[0-9A-Za-z_ ()<>*+x|]+", expr):
             try:
                 values[m.group(1)] = eval(expr, {}, dict(values))  # trusted header, plain ints
             except (NameError, SyntaxError):

@@ -49,6 +49,13 @@ def wait_loaded(q, timeout: float = 60) -> str:
     return status
 
 
+def resume(q, timeout: float = 60) -> None:
+    """A QEMU started with -incoming: wait until it has loaded its state (paused), then
+    let it run."""
+    assert wait_loaded(q, timeout) == "paused"
+    assert q.qmp("cont") == {"return": {}}
+
+
 def load_refused(q, log: Path, timeout: float = 60) -> str:
     """The log of a QEMU started with -incoming from a state it must refuse: it exits
     with status 1 (not a signal: a crash), having said the load failed."""
