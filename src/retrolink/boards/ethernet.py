@@ -25,6 +25,10 @@ NICS = {
     # (e100_request_firmware), so this one binds without firmware, and without warnings
     "e100": Nic("i82557b", "e100", False),
     "tulip": Nic("tulip", "tulip", False),     # DEC 21143, PCI
+    # AMD Am79C970A PCnet-PCI II, 10 Mb/s: the PCI sibling of the Lance (Am7990), the
+    # on-board Ethernet of a SPARCstation 2. QEMU's model shows its link in BCR4, which
+    # the driver reads when the interface comes up and every 2 s after
+    "pcnet": Nic("pcnet", "pcnet32", True),
 }
 
 # retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
@@ -42,7 +46,7 @@ def ip_address(network_index: int, node: int) -> str:
 
 
 class EthernetBoard(BoardBase):
-    model: Literal["e1000", "e100", "tulip"]
+    model: Literal["e1000", "e100", "tulip", "pcnet"]
     # The NIC's fixed cost per frame besides moving its bytes. Sending: the descriptor
     # fetch, a PCI read of 16 bytes (bus arbitration, at most 16 clocks of target initial
     # latency by PCI 2.2, 4 data phases: about 25 clocks, 0.75 us at 33 MHz) and the MAC's

@@ -25,7 +25,8 @@ def option(argv, flag, prefix):
 
 @pytest.mark.parametrize("model, device, module", [("e1000", "e1000", "e1000"),
                                                    ("e100", "i82557b", "e100"),
-                                                   ("tulip", "tulip", "tulip")])
+                                                   ("tulip", "tulip", "tulip"),
+                                                   ("pcnet", "pcnet", "pcnet32")])
 def test_each_nic_gets_its_device_driver_and_a_mac_of_the_scheme(tmp_path, model, device,
                                                                   module):
     m = load_machine(str(machine_file(tmp_path, model)))
@@ -62,7 +63,7 @@ def test_parameters_are_checked_with_their_limits(tmp_path):
         load_machine(str(machine_file(tmp_path, extra="dma_rate = 0\n")))
     with pytest.raises(MachineError, match="boards.nic.tx_latency_ns"):
         load_machine(str(machine_file(tmp_path, extra="tx_latency_ns = -1\n")))
-    with pytest.raises(MachineError, match="boards.nic: .*ne2000.*e1000.*e100.*tulip"):
+    with pytest.raises(MachineError, match="boards.nic: .*ne2000.*e1000.*e100.*tulip.*pcnet"):
         load_machine(str(machine_file(tmp_path, model="ne2000")))
     with pytest.raises(MachineError, match="mtu = 1500: the e100 board sends frames of up to 1514"):
         load_machine(str(machine_file(tmp_path, "e100", mtu=1500)))
