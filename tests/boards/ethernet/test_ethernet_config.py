@@ -12,10 +12,10 @@ ART = Artifacts(Path("qemu"), Path("kernel"), Path("initrd"), Path("fabric"))
 FILES = NodeFiles(Path("console"), Path("output"), None)
 
 
-def machine_file(tmp_path, model="e1000", mtu=1518, extra=""):
+def machine_file(tmp_path, model="e1000", mtu=1518, extra="", rate="10Mb/s"):
     f = tmp_path / "m.toml"
     f.write_text(f'[cluster]\nnodes = 2\n[boards.nic]\nmodel = "{model}"\nnetwork = "net"\n'
-                 f'{extra}[networks.net]\ntopology = "p2p"\nrate = "100Mb/s"\nmtu = {mtu}\n')
+                 f'{extra}[networks.net]\ntopology = "p2p"\nrate = "{rate}"\nmtu = {mtu}\n')
     return f
 
 
@@ -67,6 +67,10 @@ def test_parameters_are_checked_with_their_limits(tmp_path):
         load_machine(str(machine_file(tmp_path, model="ne2000")))
     with pytest.raises(MachineError, match="mtu = 1500: the e100 board sends frames of up to 1514"):
         load_machine(str(machine_file(tmp_path, "e100", mtu=1500)))
+    with pytest.raises(MachineError, match='boards.nic on networks.net: rate = 1250001 bytes/s: '
+                       'the pcnet board.s chip runs Ethernet at 10 Mb/s at most'):
+        load_machine(str(machine_file(tmp_path, "pcnet", rate="1.250001MB/s")))
+    assert load_machine(str(machine_file(tmp_path, "pcnet", rate="10Mb/s")))
     m = load_machine("eth-pair", {"dma_rate": "66MB/s", "eth.tx_latency_ns": 5})
     assert m.boards["eth"].dma_rate == 66_000_000 and m.boards["eth"].tx_latency_ns == 5
 
