@@ -299,9 +299,33 @@ static void rlnet_memory_commit(MemoryListener *listener)
 }
 
 /*
+ * The device whose netdev property names us. Not the NIC's opaque: QEMU's NIC models
+ * pass what they like there (e1000 its device; pcnet its PCNetState, no QOM object).
+ */
+typedef struct RlNetFind {
+    const char *netdev;
+    PCIDevice *pci;
+} RlNetFind;
+
+static int rlnet_find_nic(Object *obj, void *opaque)
+{
+    RlNetFind *find = opaque;
+
+    if (!object_dynamic_cast(obj, TYPE_DEVICE) || !object_property_find(obj, "netdev")) {
+        return 0;
+    }
+    g_autofree char *netdev = object_property_get_str(obj, "netdev", NULL);
+    if (!netdev || strcmp(netdev, find->netdev)) {
+        return 0;
+    }
+    find->pci = (PCIDevice *)object_dynamic_cast(obj, TYPE_PCI_DEVICE);
+    return 1;
+}
+
+/*
  * Every device exists now: if the NIC is a PCI device, its link is down until its
- * driver has started it (QEMU's NIC models pass their device as the NIC's opaque).
- * A NIC that shows its link to the guest (e1000: link_status_changed) tells its driver;
+ * driver has started it. A NIC that shows its link to the guest (e1000, pcnet:
+ * link_status_changed) tells its driver;
  * one that does not (e100, tulip) has its frames discarded by QEMU's net layer until
  * then, as a PHY still negotiating would: either way it sends nothing before, which is
  * what lets the node promise link-up-ns and boot with long grants.
@@ -323,13 +347,12 @@ static void rlnet_machine_done(Notifier *n, void *data)
     if (!peer || peer->info->type != NET_CLIENT_DRIVER_NIC || s->link_up_ns == 0) {
         return;
     }
-    NICState *nic = qemu_get_nic(peer);
-    Object *dev = nic->opaque ? object_dynamic_cast(OBJECT(nic->opaque), TYPE_PCI_DEVICE)
-                              : NULL;
-    if (!dev) {
+    RlNetFind find = { .netdev = s->nc.name };
+    object_child_foreach_recursive(qdev_get_machine(), rlnet_find_nic, &find);
+    if (!find.pci) {
         return;
     }
-    s->pci = PCI_DEVICE(dev);
+    s->pci = find.pci;
     s->master = false;
     s->link_up_at = RL_TIME_NEVER;
     rlnet_set_link(s, false);

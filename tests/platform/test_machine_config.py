@@ -349,8 +349,8 @@ def test_every_board_declares_the_topologies_it_joins_and_the_machines_use_only_
 def test_memory_below_what_the_guest_needs_is_refused_before_boot():
     """160 MiB passed the check (64) and booted a guest whose initramfs did not unpack;
     the floor is the measured one with a margin (units.MIN_NODE_MIB)."""
-    for small in (64, 160, "191M", units.MIN_NODE_MIB - 1):
+    for small in (64, 160, 192, "247M", units.MIN_NODE_MIB - 1):
         with pytest.raises(MachineError, match=r"--set cluster.memory_mib=.*: cluster.memory_mib: .* "
-                                               r"the guest needs at least 192 MiB"):
+                                               r"the guest needs at least 248 MiB"):
             load_machine("plain", {"cluster.memory_mib": small})
-    assert load_machine("plain", {"cluster.memory_mib": "192M"}).cluster.memory_mib == 192
+    assert load_machine("plain", {"cluster.memory_mib": "248M"}).cluster.memory_mib == 248

@@ -102,7 +102,7 @@ def test_stale_snapshots_are_never_used(artifacts, snapshots):
     (snap,) = made(snapshots)
     # a parameter that reaches the guest: another key, another snapshot (that one that
     # reaches a board does too is snapshot_key's: every node's QEMU command line)
-    other = one_plain_node(["cluster.memory_mib=192M"])
+    other = one_plain_node(["cluster.memory_mib=248M"])
     _, r = run(artifacts, other)
     assert len(made(snapshots)) == 2
     assert not restored(r)

@@ -17,6 +17,9 @@ class Nic(NamedTuple):
     device: str         # QEMU's -device
     driver: str         # the Linux module
     shows_link: bool    # QEMU's model tells the driver its link state (link_status_changed)
+    # the fastest Ethernet the chip runs, in bytes/s (0: not checked); QEMU's models
+    # send at any speed, the fabric's network gives it, so a faster one is refused
+    line_rate: int = 0
 
 
 NICS = {
@@ -25,6 +28,10 @@ NICS = {
     # (e100_request_firmware), so this one binds without firmware, and without warnings
     "e100": Nic("i82557b", "e100", False),
     "tulip": Nic("tulip", "tulip", False),     # DEC 21143, PCI
+    # AMD Am79C970A PCnet-PCI II, 10 Mb/s only: the PCI sibling of the Lance (Am7990), the
+    # on-board Ethernet of a SPARCstation 2. QEMU's model shows its link in BCR4, which
+    # the driver reads when the interface comes up and every 2 s after
+    "pcnet": Nic("pcnet", "pcnet32", True, 10_000_000 // 8),
 }
 
 # retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
@@ -42,7 +49,7 @@ def ip_address(network_index: int, node: int) -> str:
 
 
 class EthernetBoard(BoardBase):
-    model: Literal["e1000", "e100", "tulip"]
+    model: Literal["e1000", "e100", "tulip", "pcnet"]
     # The NIC's fixed cost per frame besides moving its bytes. Sending: the descriptor
     # fetch, a PCI read of 16 bytes (bus arbitration, at most 16 clocks of target initial
     # latency by PCI 2.2, 4 data phases: about 25 clocks, 0.75 us at 33 MHz) and the MAC's
@@ -74,6 +81,15 @@ class EthernetBoard(BoardBase):
 
     def guest_modules(self) -> tuple[str, ...]:
         return (NICS[self.model].driver,)
+
+    def check(self, network) -> list[str]:
+        problems = super().check(network)
+        line_rate = NICS[self.model].line_rate
+        if line_rate and network.rate > line_rate:
+            problems.append(f"rate = {network.rate} bytes/s: the {self.model} board's chip "
+                            f"runs Ethernet at {line_rate * 8 // 10**6} Mb/s at most; lower "
+                            f"the network's rate to \"{line_rate * 8 // 10**6}Mb/s\" or less")
+        return problems
 
     def link_wait_s(self) -> float:
         """How long the guest waits after bringing the interface up: 0 for a NIC that shows

@@ -24,8 +24,10 @@ BUSYBOX = Path("/bin/busybox")
 INIT = paths.REPO / "guest" / "rootfs" / "init"
 # kernel modules of the Debian image a node may load: fw_cfg (every node: the command
 # comes through it), the stock NICs' drivers (Ethernet boards), ext2 (through ext4) for
-# the PUMA-II shared disk and brd, the kernel RAM disk it is compared with, and the SCSI
-# disk's (disks/scsi.py: the LSI adapter's sym53c8xx, sd_mod and what they need)
+# the PUMA-II shared disk and brd, the kernel RAM disk it is compared with, the SCSI
+# disk's (disks/scsi.py: the LSI adapter's sym53c8xx, sd_mod and what they need), and the
+# NFSv4 server and client with what modprobe loads before them (guest/bin/fs/nfs-serve,
+# nfs-mount; docs/nfs.md)
 IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/mii.ko",
                  "kernel/drivers/net/ethernet/intel/e100.ko",
                  "kernel/drivers/net/ethernet/intel/e1000/e1000.ko",
@@ -38,13 +40,28 @@ IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/m
                      "drivers/scsi/scsi_transport_spi", "drivers/scsi/sym53c8xx_2/sym53c8xx",
                      "drivers/scsi/sd_mod", "block/t10-pi", "lib/crc-t10dif", "lib/crc64",
                      "lib/crc64-rocksoft", "crypto/crct10dif_common",
-                     "crypto/crct10dif_generic", "crypto/crc64_rocksoft_generic"))]
+                     "crypto/crct10dif_generic", "crypto/crc64_rocksoft_generic")),
+                 "kernel/drivers/net/ethernet/amd/pcnet32.ko",
+                 "kernel/net/sunrpc/sunrpc.ko", "kernel/net/sunrpc/auth_gss/auth_rpcgss.ko",
+                 "kernel/fs/nfs_common/grace.ko", "kernel/fs/nfs_common/nfs_acl.ko",
+                 "kernel/fs/lockd/lockd.ko", "kernel/fs/nfsd/nfsd.ko",
+                 "kernel/fs/netfs/netfs.ko", "kernel/fs/fscache/fscache.ko",
+                 "kernel/net/dns_resolver/dns_resolver.ko",
+                 "kernel/fs/nfs/nfs.ko", "kernel/fs/nfs/nfsv4.ko"]
 # what depmod needs besides the modules themselves (built-in modules count as present)
 IMAGE_MODULE_INDEXES = ["modules.builtin", "modules.builtin.modinfo", "modules.order"]
 # stock network benchmarks the guests run unmodified (docs/boards/ethernet.md), each the host's
 # copy from its Debian package (deps/apt.txt) with its shared libraries: tool -> package
 GUEST_TOOLS = {"/usr/bin/iperf3": "iperf3", "/usr/bin/NPtcp": "netpipe-tcp",
-               "/usr/bin/qperf": "qperf", "/usr/bin/sockperf": "sockperf"}
+               "/usr/bin/qperf": "qperf", "/usr/bin/sockperf": "sockperf",
+               # the NFS server's and client's user side (docs/nfs.md)
+               "/usr/sbin/rpc.nfsd": "nfs-kernel-server", "/usr/sbin/rpc.mountd": "nfs-kernel-server",
+               "/usr/sbin/exportfs": "nfs-kernel-server", "/usr/sbin/mount.nfs": "nfs-common"}
+# configuration files the tools read, copied from the host: file -> package. libtirpc
+# (rpc.mountd, mount.nfs) finds its transports in /etc/netconfig and fails without it;
+# rpc.nfsd asks for the port of service "nfs", mount.nfs for RPC programs by name
+GUEST_FILES = {"/etc/netconfig": "libtirpc-common", "/etc/services": "netbase",
+               "/etc/rpc": "netbase"}
 
 
 def shared_libraries(binary: Path) -> list[Path]:
@@ -80,8 +97,10 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
     (root / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
     (root / "etc" / "group").write_text("root:x:0:\n")
     # glibc's tools look names up in /etc/hosts only (there is no DNS on the nodes), and
-    # protocols by name (NPtcp exits without getprotobyname("tcp"))
-    (root / "etc" / "nsswitch.conf").write_text("hosts: files\nprotocols: files\n")
+    # protocols by name (NPtcp exits without getprotobyname("tcp")); services and RPC
+    # programs in GUEST_FILES' copies
+    (root / "etc" / "nsswitch.conf").write_text("hosts: files\nprotocols: files\n"
+                                                "services: files\nrpc: files\n")
     (root / "etc" / "protocols").write_text("ip 0 IP\nicmp 1 ICMP\ntcp 6 TCP\nudp 17 UDP\n")
     (root / "etc" / "profile").write_text('PS1="$(hostname)# "\nexport PATH=/usr/bin:/bin:/usr/sbin:/sbin\n')
     for rel in IMAGE_MODULES + IMAGE_MODULE_INDEXES:
@@ -106,6 +125,10 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
             raise StepFailed(f"{tool} missing on the host" +
                              (f": install the Debian package {package}" if package else ""))
         add_host_tool(root, Path(tool))
+    for f, package in GUEST_FILES.items():
+        if not Path(f).is_file():
+            raise StepFailed(f"{f} missing on the host: install the Debian package {package}")
+        shutil.copy2(f, root / Path(f).relative_to("/"))
     for p in [root, *root.rglob("*")]:
         os.utime(p, (0, 0), follow_symlinks=False)
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))

@@ -12,10 +12,10 @@ ART = Artifacts(Path("qemu"), Path("kernel"), Path("initrd"), Path("fabric"))
 FILES = NodeFiles(Path("console"), Path("output"), None)
 
 
-def machine_file(tmp_path, model="e1000", mtu=1518, extra=""):
+def machine_file(tmp_path, model="e1000", mtu=1518, extra="", rate="10Mb/s"):
     f = tmp_path / "m.toml"
     f.write_text(f'[cluster]\nnodes = 2\n[boards.nic]\nmodel = "{model}"\nnetwork = "net"\n'
-                 f'{extra}[networks.net]\ntopology = "p2p"\nrate = "100Mb/s"\nmtu = {mtu}\n')
+                 f'{extra}[networks.net]\ntopology = "p2p"\nrate = "{rate}"\nmtu = {mtu}\n')
     return f
 
 
@@ -25,7 +25,8 @@ def option(argv, flag, prefix):
 
 @pytest.mark.parametrize("model, device, module", [("e1000", "e1000", "e1000"),
                                                    ("e100", "i82557b", "e100"),
-                                                   ("tulip", "tulip", "tulip")])
+                                                   ("tulip", "tulip", "tulip"),
+                                                   ("pcnet", "pcnet", "pcnet32")])
 def test_each_nic_gets_its_device_driver_and_a_mac_of_the_scheme(tmp_path, model, device,
                                                                   module):
     m = load_machine(str(machine_file(tmp_path, model)))
@@ -62,10 +63,14 @@ def test_parameters_are_checked_with_their_limits(tmp_path):
         load_machine(str(machine_file(tmp_path, extra="dma_rate = 0\n")))
     with pytest.raises(MachineError, match="boards.nic.tx_latency_ns"):
         load_machine(str(machine_file(tmp_path, extra="tx_latency_ns = -1\n")))
-    with pytest.raises(MachineError, match="boards.nic: .*ne2000.*e1000.*e100.*tulip"):
+    with pytest.raises(MachineError, match="boards.nic: .*ne2000.*e1000.*e100.*tulip.*pcnet"):
         load_machine(str(machine_file(tmp_path, model="ne2000")))
     with pytest.raises(MachineError, match="mtu = 1500: the e100 board sends frames of up to 1514"):
         load_machine(str(machine_file(tmp_path, "e100", mtu=1500)))
+    with pytest.raises(MachineError, match='boards.nic on networks.net: rate = 1250001 bytes/s: '
+                       'the pcnet board.s chip runs Ethernet at 10 Mb/s at most'):
+        load_machine(str(machine_file(tmp_path, "pcnet", rate="1.250001MB/s")))
+    assert load_machine(str(machine_file(tmp_path, "pcnet", rate="10Mb/s")))
     m = load_machine("eth-pair", {"dma_rate": "66MB/s", "eth.tx_latency_ns": 5})
     assert m.boards["eth"].dma_rate == 66_000_000 and m.boards["eth"].tx_latency_ns == 5
 
