@@ -6,7 +6,8 @@ an ext2 file system on the shared RAM disk, on a kernel RAM disk (brd) and on it
 disk (docs/boards/scsi-disk.md) and writes the same 1 MB file to each. Then, each with a
 cold buffer cache, node 0 reads it from the shared disk (the pages are on its own board),
 from brd and from the SCSI disk, and node 1 reads it from the shared disk (every page
-comes from node 0's board over the ring). Each read reports its
+comes from node 0's board over the ring) and over NFS from node 0 (NFSv4 on the 10 Mb/s
+Ethernet hub: docs/nfs.md; the server's copy is in its memory). Each read reports its
 time and what the board counted meanwhile: the VME bus time of the host's programmed I/O
 and the time a request waited on the ring while the bus was idle; the kernel's share is
 the rest. Then node 1's board fetches pages node 0 wrote, with nothing copied to the host
@@ -32,7 +33,7 @@ DEFINITION = paths.REPO / "bench" / "puma2.toml"
 HELP = ("the PUMA-II benchmarks (docs/boards/puma2.md) on puma-ii: 1 MB cold read from the "
         "shared RAM disk (local, remote) and a kernel RAM disk, the remote read's breakdown, "
         "board-to-board page copy, mapped DSM fault times; --sweep a machine key")
-PATHS = ("dsm_local", "dsm_remote", "ramdisk", "scsi")
+PATHS = ("dsm_local", "dsm_remote", "ramdisk", "scsi", "nfs")
 MNT = "/mnt"
 FILE = f"{MNT}/f"
 # a cold buffer cache: what the paper's "right after mount" means
@@ -47,8 +48,8 @@ def md5(path: str, label: str) -> str:
     return f'echo "RESULT md5 path={label} sum=$(md5sum < {path} | cut -d" " -f1)"'
 
 
-def timed_read(dev: str, label: str, d: dict) -> list[str]:
-    return [COLD, f"mount -o ro {dev} {MNT}",
+def timed_read(dev: str, label: str, d: dict, mount: str = "mount -o ro") -> list[str]:
+    return [COLD, f"{mount} {dev} {MNT}",
             f"puma2ctl read {FILE} --bs {d['read_bs']} --label {label}", md5(FILE, label),
             f"umount {MNT}"]
 
@@ -66,7 +67,8 @@ def scripts(d: dict, full: bool) -> dict[int, str]:
               f"dd if=/dev/urandom of=/tmp/f bs=4096 count={blocks} 2>/dev/null",
               md5("/tmp/f", "written"), *fill("/dev/puma2disk")]
     if full:
-        server += ["modprobe brd rd_nr=1 rd_size=8192", *fill("/dev/ram0"), *fill("/dev/sda")]
+        server += ["modprobe brd rd_nr=1 rd_size=8192", *fill("/dev/ram0"), *fill("/dev/sda"),
+                   "mkdir -p /srv", "cp /tmp/f /srv/f", "nfs-serve /srv"]
     server += ["puma2ctl barrier 0"]
     if full:
         server += timed_read("/dev/puma2disk", "dsm_local", d)
@@ -74,7 +76,10 @@ def scripts(d: dict, full: bool) -> dict[int, str]:
         server += timed_read("/dev/sda", "scsi", d)
     server += ["puma2ctl barrier 1", "puma2ctl barrier 2"]
     reader = ["set -e", f"mkdir -p {MNT}", "puma2ctl barrier 0", "puma2ctl barrier 1",
-              *timed_read("/dev/puma2disk", "dsm_remote", d), "puma2ctl barrier 2"]
+              *timed_read("/dev/puma2disk", "dsm_remote", d)]
+    if full:
+        reader += timed_read("node0:/srv", "nfs", d, mount="nfs-mount")
+    reader += ["puma2ctl barrier 2"]
     both = [f"puma2ctl copy --pages {d['copy']['copy_pages']}"]
     if full:
         both += [f"puma2ctl faults --pages {d['faults']['pages']}"]

@@ -24,6 +24,9 @@ class BoardBase(Strict):
     PROTOCOL: ClassVar[str] = "any"
     # it sends frames to every other station (RL_NODE_BROADCAST), and why
     NEEDS_BROADCAST: ClassVar[str] = ""
+    # its driver, once loaded, holds the node in microsecond lock-step (the board may send
+    # after any guest instruction): its modules load after every other at boot
+    LOADS_LAST: ClassVar[bool] = False
     # the topologies (src/retrolink/topologies/) whose networks it can join, and why
     # those: a board on any other is refused by name before anything boots
     TOPOLOGIES: ClassVar[tuple[str, ...]] = ()

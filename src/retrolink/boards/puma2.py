@@ -51,6 +51,7 @@ class Puma2Board(BoardBase):
     # because once it enables the board the node keeps microsecond lock-step (any guest
     # instruction may be a command), and loading ext4 takes some 10^8 instructions
     GUEST_MODULES: ClassVar[tuple[str, ...]] = ("crc32c_generic", "ext4", "puma2")
+    LOADS_LAST: ClassVar[bool] = True
     PROTOCOL: ClassVar[str] = "puma2"
     TOPOLOGIES: ClassVar[tuple[str, ...]] = ("token_ring",)
     TOPOLOGIES_WHY: ClassVar[str] = ("the boards are joined by a 100 Mb/s token ring "

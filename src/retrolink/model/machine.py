@@ -8,9 +8,9 @@ import re
 import tomllib
 import typing
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from retrolink import paths
 from retrolink.boards import Board, BoardBase
@@ -56,6 +56,10 @@ class ClusterSettings(Strict):
     # a node that stopped (docs/reliability.md); the run ends naming it
     stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
     kernel_cmdline: str = ""
+    # Debian image modules every node loads at boot, before its boards' (a module a
+    # command would load anyway, loaded while its node still boots with long grants)
+    boot_modules: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")]] = Field(
+        default=[], description="kernel modules loaded at boot, before the boards'")
 
     @field_validator("memory_mib", mode="before")
     @classmethod

@@ -61,8 +61,12 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
-    modules = [m for c in [*machine.boards_on(node), *machine.disks_on(node)]
-               for m in c.guest_modules()]
+    # the cluster's, the disks' and the boards', those whose driver holds its node in
+    # short lock-step steps last (BoardBase.LOADS_LAST)
+    parts = [*machine.disks_on(node), *machine.boards_on(node)]
+    modules = [*machine.cluster.boot_modules,
+               *(m for c in sorted(parts, key=lambda c: getattr(c, "LOADS_LAST", False))
+                 for m in c.guest_modules())]
     if modules:
         argv += ["-fw_cfg", f"name=opt/retrolink/modules,string={' '.join(dict.fromkeys(modules))}"]
     interfaces = guest_net.interface_lines(machine, node)
