@@ -30,8 +30,12 @@ def test_bench_fabric_reports_its_figures_and_grants_inside_the_vcpu_loop(tmp_pa
     # depends on its guest's timers (seen: 1.5 thousand to 590 thousand times)
     assert p["syncs_per_node_per_virtual_s_busy"] > 100_000, p
     assert p["syncs_per_node_per_virtual_s_idle"] > 0, p
-    # the deadline hook is in use: grants taken without leaving cpu_exec
-    assert 0 < p["busy_exec_grant_share"] <= 1, p
+    # the deadline hook is in use: grants taken without leaving cpu_exec. The two
+    # counters are read from the lock-step file a field at a time while the nodes run,
+    # so a reading can hold a node's grant without its sync point: over 2 nodes and 2
+    # readings the share can pass 1 by a few grants in the hundreds of thousands (seen:
+    # 1.0000015)
+    assert 0 < p["busy_exec_grant_share"] <= 1.0001, p
     # the live clocks are (QEMU patch 0008): read as the marks appeared, a node's had
     # run on since its budget was set (translated code moves it), by less than a few
     # grants. Not "ahead of its last sync point": a node writing a mark waits for its

@@ -76,7 +76,9 @@ def _syncs_per_virtual_s(mark_slots: dict, nodes: int, first: str, last: str) ->
 
 def _exec_share(mark_slots: dict, nodes: int, first: str, last: str) -> float | None:
     """The share of sync points between two marks whose next grant the node took
-    without leaving the vCPU loop (QEMU patch 0007), over all nodes; None as _slot_pairs."""
+    without leaving the vCPU loop (QEMU patch 0007), over all nodes; None as _slot_pairs.
+    The slots are read a field at a time while the nodes run (lockstep.read_slots), so
+    each reading may be a grant off: the share can pass 1 by that much."""
     pairs = _slot_pairs(mark_slots, nodes, first, last)
     if pairs is None or any(b.sync_points <= a.sync_points for a, b in pairs):
         return None
