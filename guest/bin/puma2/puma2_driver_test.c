@@ -51,6 +51,14 @@ static int board(struct puma2_info *info)
     return fd;
 }
 
+/* One DSM page of the board, mapped read-write; NULL if it cannot be. */
+static volatile uint32_t *map_page(int fd, unsigned page)
+{
+    void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)page * PAGE);
+
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static void expect_mmap(int fd, const char *name, size_t len, int prot, int flags, off_t off,
                         int err)
 {
@@ -94,9 +102,8 @@ static int uapi(void)
     expect_ioctl(fd, "fetch_reserved_einval", PUMA2_IOC_FETCH, &f, EINVAL);
 
     /* a mapped page, held here: FETCH of it is refused, the bytes are the mapping's */
-    volatile uint32_t *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                                UAPI_PAGE(info.node) * PAGE);
-    if (p == MAP_FAILED) {
+    volatile uint32_t *p = map_page(fd, UAPI_PAGE(info.node));
+    if (!p) {
         cli_result("mapped_page_written", 0, "mmap: %s", strerror(errno));
     } else {
         p[0] = 0x12345678;
@@ -119,9 +126,8 @@ static int spin(void)
 
     if (fd < 0)
         return 1;
-    volatile uint32_t *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                                SPIN_PAGE * PAGE);
-    if (p == MAP_FAILED)
+    volatile uint32_t *p = map_page(fd, SPIN_PAGE);
+    if (!p)
         return 1;
     for (uint32_t i = 0;; i++)
         __atomic_fetch_add(&p[info.node], 1, __ATOMIC_SEQ_CST);
@@ -135,9 +141,8 @@ static int hold(void)
 
     if (fd < 0)
         return 1;
-    volatile uint32_t *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                                HOLD_PAGE * PAGE);
-    if (p == MAP_FAILED)
+    volatile uint32_t *p = map_page(fd, HOLD_PAGE);
+    if (!p)
         return 1;
     p[0] = 42;
     printf("held\n");
