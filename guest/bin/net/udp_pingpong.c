@@ -6,7 +6,7 @@
  *       echo every datagram back to its sender; a datagram of 0 bytes ends it
  *   udp_pingpong ping  --peer HOST [--port P] [--sizes 64,1024,1472] [--iters N]
  *                      [--warmup W]
- *       for each size: W round trips untimed, then N timed; prints
+ *       for each size (4 to 65507 bytes): W round trips untimed, then N timed; prints
  *       RESULT rtt_ns size=S min=.. median=.. max=..   and
  *       RESULT one_way_us size=S value=..  (half the median round trip)
  *       then ends the echo server
@@ -40,7 +40,8 @@
 #define MAX_SIZES   16
 #define MAX_ITERS   10000
 #define MAX_PAYLOAD 65507       /* UDP over IPv4 */
-#define MIN_PAYLOAD 8           /* the sequence number and its complement */
+#define MIN_PAYLOAD 4           /* the sequence number (its complement follows from 8 bytes) */
+#define HELLO_PAYLOAD 8
 #define HELLO_SEQ   0xffffffffu
 
 struct opts {
@@ -179,7 +180,7 @@ static int await(int fd, uint8_t *buf, uint32_t seq, int size)
         }
         memcpy(&got, buf, 4);
         memcpy(&inv, buf + 4, 4);
-        if (got == seq && inv == ~seq && (size < 0 || n == size)) {
+        if (got == seq && (n < 8 || inv == ~seq) && (size < 0 || n == size)) {
             return 0;
         }
     }
@@ -218,7 +219,7 @@ static int ping_client(const struct opts *o)
     set_timeout(fd, 100);
     stamp(buf, HELLO_SEQ);
     for (i = 0; i < 200; i++) {
-        if (sendto(fd, buf, MIN_PAYLOAD, 0, (struct sockaddr *)&to, sizeof(to)) < 0) {
+        if (sendto(fd, buf, HELLO_PAYLOAD, 0, (struct sockaddr *)&to, sizeof(to)) < 0) {
             die("sendto");
         }
         if (await(fd, rbuf, HELLO_SEQ, -1) == 0) {
