@@ -37,10 +37,9 @@ def udp_size(size: int) -> int:
 
 
 def via_pingpong(role: str, peer: int, mode: str, d: dict, bandwidth: bool = False) -> str:
-    sizes = csv(d["sizes"])
-    extra = f" --bandwidth --bytes {d['bandwidth']['bytes']}" if bandwidth else ""
-    return (f"via_pingpong --{role} --peer {peer} --mode {mode} --sizes {sizes} "
-            f"--reps {d['latency']['reps']}{extra}")
+    reps = d["bandwidth"]["messages"] if bandwidth else d["latency"]["reps"]
+    return (f"via_pingpong --{role} --peer {peer} --mode {mode} --sizes {csv(d['sizes'])} "
+            f"--reps {reps}" + (" --bandwidth" if bandwidth else ""))
 
 
 def scripts(d: dict) -> dict[int, str]:
