@@ -29,6 +29,8 @@ const char *via_conn_open(struct via_conn *c, size_t mem_len, VIP_CQ_HANDLE scq,
     va.MaxTransferSize = c->attrs.MaxTransferSize;
     if (VipCreateVi(c->nic, &va, scq, rcq, &c->vi) != VIP_SUCCESS)
         return "VipCreateVi";
+    c->fd_probe = VipNicFd(c->nic);
+    c->vi_number = VipViNumber(c->vi);
     return NULL;
 }
 

@@ -19,6 +19,8 @@ struct via_conn {
     void *mem;                  /* page-aligned, registered */
     size_t mem_len;
     VIP_MEM_HANDLE mh;
+    int fd_probe;               /* the NIC handle's file (VipNicFd), for the agent's tests */
+    int vi_number;              /* the VI's number (VipViNumber) */
 };
 
 /* Open, tag, register mem_len bytes, create a VI (CQs may be NULL): 0 or a message. */

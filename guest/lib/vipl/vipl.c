@@ -136,6 +136,20 @@ const char *VipReturnName(VIP_RETURN code)
     return (unsigned)code < sizeof(names) / sizeof(names[0]) ? names[code] : "VIP_?";
 }
 
+int VipNicFd(VIP_NIC_HANDLE h)
+{
+    struct vipl_nic *nic = nic_of(h);
+
+    return nic ? nic->fd : -1;
+}
+
+int VipViNumber(VIP_VI_HANDLE h)
+{
+    struct vipl_vi *vi = vi_of(h);
+
+    return vi ? (int)vi->vi : -1;
+}
+
 /* ---- the NIC ------------------------------------------------------------------------ */
 
 VIP_RETURN VipOpenNic(const VIP_CHAR *name, VIP_NIC_HANDLE *out)

@@ -251,6 +251,9 @@ VIP_RETURN VipNSShutdown(VIP_NIC_HANDLE NicHandle);
 void VipMakeAddress(VIP_NET_ADDRESS *Address, VIP_UINT32 Node, const void *Discriminator,
                     VIP_UINT16 DiscriminatorLen);
 const char *VipReturnName(VIP_RETURN Code);
+/* for tests of the agent below VIPL: the NIC handle's file, a VI's number (-1: bad) */
+int VipNicFd(VIP_NIC_HANDLE NicHandle);
+int VipViNumber(VIP_VI_HANDLE ViHandle);
 
 #ifdef __cplusplus
 }
