@@ -3,7 +3,8 @@ guest/lib/vipl/; docs/boards/via.md) on machines/via.toml, one boot shared by ev
 here: via_test's checks of every VIPL call and error path on both nodes, its two-node
 checks (messages both ways, a descriptor with memory of another tag, a disconnect
 mid-transfer, a process killed mid-transfer with its VI open), the ping-pong benchmark
-by polling and by blocking, rmmod refused and unbind with a VI mapped."""
+by polling and by blocking, ping, iperf3 and NPtcp over the LAN emulation's interface
+via0, rmmod refused and unbind with a VI mapped."""
 import re
 
 import pytest
@@ -45,6 +46,20 @@ else
   via_test client --peer 1
   via_pingpong --client --peer 1 --mode poll --sizes {SIZES} --reps {REPS} --bandwidth
   via_pingpong --client --peer 1 --mode block --sizes {SIZES} --reps {REPS} --bandwidth
+fi
+# the LAN emulation: stock tools over via0
+echo "MTU $(cat /sys/class/net/via0/mtu)"
+if [ $n = 1 ]; then
+  timeout 120 iperf3 -s -1 > /dev/null 2>&1 & IPERF=$!
+  timeout 120 NPtcp -n 2 -l 64 -u 4096 -p 0 -o /tmp/np.out > /dev/null 2>&1 & NP=$!
+  wait $IPERF; wait $NP
+else
+  ping -c 3 node1 > /dev/null && echo "PING ok"
+  for i in 1 2 3 4 5; do iperf3 -c node1 -t 1 -J > /tmp/iperf.json && break; sleep 1; done
+  grep -o '"bits_per_second":[^,]*' /tmp/iperf.json | tail -1 | sed 's/^/IPERF /'
+  sleep 1
+  NPtcp -h node1 -n 2 -l 64 -u 4096 -p 0 -o /tmp/np.out > /dev/null && echo "NPTCP ok"
+  sed 's/^/NP /' /tmp/np.out
 fi
 PCI=$(basename $(readlink /sys/class/misc/via0/device))
 via_test hold > /tmp/hold.out & hold=$!
@@ -120,3 +135,15 @@ def test_unload_refused_and_unbind_revokes(run, node):
     assert set(HOLD_CASES) <= passed(n), set(HOLD_CASES) - passed(n)
     (in_use,) = [l for l in n if l.startswith("IN_USE ")]
     assert re.fullmatch(r"IN_USE vis (\d+) cqs 0 regions (\d+) tags (\d+) tpt \d+", in_use)
+
+
+def test_lan_emulation_carries_ping_iperf3_and_nptcp(run):
+    _, lines = run
+    n0 = lines[0]
+    assert "MTU 8000" in n0 and "MTU 8000" in lines[1]
+    assert "PING ok" in n0 and "NPTCP ok" in n0, n0
+    (iperf,) = [l for l in n0 if l.startswith("IPERF ")]
+    bps = float(iperf.split(":")[1])
+    assert 1e6 < bps <= 1e9, iperf     # at most the link's 125 MB/s
+    np_rows = [l.split()[1:] for l in n0 if l.startswith("NP ")]
+    assert len(np_rows) >= 5 and all(float(r[1]) > 0 for r in np_rows), np_rows
