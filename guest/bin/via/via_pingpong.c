@@ -172,7 +172,7 @@ static void bandwidth(struct bench *b, int server, unsigned size, long reps, con
 
 int main(int argc, char **argv)
 {
-    static const char *const known[] = { "peer", "mode", "sizes", "reps", NULL };
+    static const char *const known[] = { "--peer", "--mode", "--sizes", "--reps", NULL };
     long sizes[MAX_SIZES], reps;
     int server, bw = 0, nsizes, i, n = 1;
     struct bench b = { 0 };
@@ -191,16 +191,16 @@ int main(int argc, char **argv)
     }
     argv[n] = NULL;
     cli_parse("via_pingpong", n, argv, 1, known);
-    long peer = cli_num("peer", "-1", -1, 65535, "a node number");
-    mode = cli_str("mode", "poll");
+    long peer = cli_num("--peer", "-1", -1, 65535, "a node number");
+    mode = cli_str("--mode", "poll");
     if (strcmp(mode, "poll") && strcmp(mode, "block"))
         cli_usage_error("--mode is poll or block");
-    nsizes = cli_given("sizes") ? cli_nums("sizes", 4, VIA_MAX_MSG, sizes, MAX_SIZES) : 0;
+    nsizes = cli_given("--sizes") ? cli_nums("--sizes", 4, VIA_MAX_MSG, sizes, MAX_SIZES) : 0;
     if (!nsizes) {
         for (nsizes = 0; nsizes < 15; nsizes++)
             sizes[nsizes] = 4L << nsizes;       /* 4 .. 65536 */
     }
-    reps = cli_num("reps", "100", 1, RQ - WINDOW, "messages a size (at most 184)");
+    reps = cli_num("--reps", "100", 1, RQ - WINDOW, "messages a size (at most 184)");
     if (!server && peer < 0)
         cli_usage_error("the client needs --peer");
     b.block = !strcmp(mode, "block");

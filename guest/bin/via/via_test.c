@@ -704,7 +704,7 @@ static int role_hold(void)
 
 int main(int argc, char **argv)
 {
-    static const char *const known[] = { "peer", NULL };
+    static const char *const known[] = { "--peer", NULL };
 
     if (argc < 2)
         cli_usage_error("a role: local, server, client, hold");
@@ -715,7 +715,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "server"))
         return role_server();
     if (!strcmp(argv[1], "client"))
-        return role_client((int)cli_num("peer", NULL, 0, 65535, "a node number"));
+        return role_client((int)cli_num("--peer", NULL, 0, 65535, "a node number"));
     if (!strcmp(argv[1], "hold"))
         return role_hold();
     cli_usage_error("unknown role %s", argv[1]);
