@@ -55,14 +55,14 @@ if [ $n = 1 ]; then
   wait $IPERF; wait $NP
 else
   ping -c 3 node1 > /dev/null && echo "PING ok"
-  for i in 1 2 3 4 5; do iperf3 -c node1 -t 1 -J > /tmp/iperf.json && break; sleep 1; done
+  for i in 1 2 3 4 5; do iperf3 -c node1 -n 4M -J > /tmp/iperf.json && break; sleep 1; done
   grep -o '"bits_per_second":[^,]*' /tmp/iperf.json | tail -1 | sed 's/^/IPERF /'
   sleep 1
   NPtcp -h node1 -n 2 -l 64 -u 4096 -p 0 -o /tmp/np.out > /dev/null && echo "NPTCP ok"
   sed 's/^/NP /' /tmp/np.out
 fi
 PCI=$(basename $(readlink /sys/class/misc/via0/device))
-via_test hold > /tmp/hold.out & hold=$!
+: > /tmp/hold.out; via_test hold > /tmp/hold.out & hold=$!
 i=0; while ! grep -q "READY hold" /tmp/hold.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 rmmod via 2>/dev/null && echo "UNLOAD allowed" || echo "UNLOAD refused"
 echo $PCI > /sys/bus/pci/drivers/via/unbind && echo "UNBIND ok"
