@@ -191,6 +191,31 @@ static void check_registration(struct via_conn *c)
     if (p != MAP_FAILED)
         munmap(p, 4096);
     expect_errno("tag_in_use_ebusy", ioctl(fd, VIA_IOC_DESTROY_PTAG, &t), EBUSY);
+    expect_errno("other_files_vi_destroy_enoent", ioctl(c->fd_probe, VIA_IOC_DESTROY_VI, &vc.vi),
+                 ENOENT);
+    struct via_wait w = { .kind = VIA_WAIT_RECV, .id = vc.vi, .timeout_ms = 10 };
+    expect_errno("other_files_vi_wait_enoent", ioctl(c->fd_probe, VIA_IOC_WAIT, &w), ENOENT);
+    w = (struct via_wait){ .kind = 7, .id = 0, .timeout_ms = 10 };
+    expect_errno("agent_wait_bad_kind_einval", ioctl(fd, VIA_IOC_WAIT, &w), EINVAL);
+    w = (struct via_wait){ .kind = VIA_WAIT_CQ, .id = 1u << 31, .timeout_ms = 10 };
+    expect_errno("agent_wait_huge_cq_enoent", ioctl(fd, VIA_IOC_WAIT, &w), ENOENT);
+    struct via_connect cr = { .vi = vc.vi, .node = 0, .timeout_ms = 10, .disc_len = 17 };
+    expect_errno("agent_long_discriminator_einval",
+                 ioctl(fd, VIA_IOC_CONNECT_REQUEST, &cr), EINVAL);
+    cr.disc_len = 0;
+    cr.node = UINT32_MAX;
+    expect_errno("agent_connect_no_node_ehostunreach",
+                 ioctl(fd, VIA_IOC_CONNECT_REQUEST, &cr), EHOSTUNREACH);
+    cr.conn = 12345;
+    expect_errno("agent_accept_unknown_conn_enoent", ioctl(fd, VIA_IOC_CONNECT_ACCEPT, &cr),
+                 ENOENT);
+    struct via_cq_create cqc = { .entries = UINT32_MAX };
+    expect_errno("agent_cq_huge_einval", ioctl(fd, VIA_IOC_CREATE_CQ, &cqc), EINVAL);
+    uint32_t bad = UINT32_MAX;
+    expect_errno("agent_deregister_huge_handle_enoent", ioctl(fd, VIA_IOC_DEREGISTER, &bad),
+                 ENOENT);
+    expect_errno("agent_disconnect_huge_vi_enoent", ioctl(fd, VIA_IOC_DISCONNECT, &bad),
+                 ENOENT);
     close(fd);      /* its VI, region and tag go with it */
 }
 

@@ -23,6 +23,9 @@ LOCAL_CASES = ["open_register_create_vi", "query_nic", "query_junk_nic", "create
                "post_too_many_segments", "post_recv_queue_depth", "post_recv_queue_full",
                "recv_wait_times_out", "destroy_ptag_in_use", "connect_wait_times_out",
                "connect_to_self_unreachable", "cq_wait_times_out", "destroy_cq_in_use",
+               "other_files_vi_destroy_enoent", "other_files_vi_wait_enoent",
+               "agent_wait_bad_kind_einval", "agent_long_discriminator_einval",
+               "agent_cq_huge_einval", "agent_deregister_huge_handle_enoent",
                "resources_free_after_close"]
 CLIENT_CASES = ["echo_connect", "echo_client_data", "echo_send_after_disconnect",
                 "prot_send_protection_error", "prot_vi_broken", "prot_post_on_broken_vi",
