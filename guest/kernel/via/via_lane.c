@@ -163,6 +163,17 @@ static void lane_tx_reap(struct via_lane *l)
 	}
 }
 
+/* The ring is full: stop the queue; the send queue's next completion interrupts and
+ * NAPI wakes it (a completion before the arm is looked for here). */
+static void lane_tx_full(struct via_lane *l)
+{
+	netif_stop_queue(l->dev);
+	via_wr(l->via, VIA_REG_ARM, VIA_ARM_VI(VIA_LANE_VI, 0));
+	lane_tx_reap(l);
+	if (l->tx_tail - l->tx_head < LANE_TX)
+		netif_wake_queue(l->dev);
+}
+
 static netdev_tx_t lane_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct via_lane *l = netdev_priv(dev);
@@ -175,8 +186,9 @@ static netdev_tx_t lane_xmit(struct sk_buff *skb, struct net_device *dev)
 	}
 	lane_tx_reap(l);
 	if (unlikely(l->tx_tail - l->tx_head >= LANE_TX)) {
-		netif_stop_queue(dev);
-		return NETDEV_TX_BUSY;
+		lane_tx_full(l);
+		if (netif_queue_stopped(dev))
+			return NETDEV_TX_BUSY;
 	}
 	d = lane_txd(l, l->tx_tail++);
 	skb_copy_bits(skb, 0, lane_buf_of(l, d), len);
@@ -184,14 +196,8 @@ static netdev_tx_t lane_xmit(struct sk_buff *skb, struct net_device *dev)
 		  VIA_DB_SEND);
 	DEV_STATS_INC(dev, tx_packets);
 	DEV_STATS_ADD(dev, tx_bytes, len);
-	if (l->tx_tail - l->tx_head >= LANE_TX) {
-		/* full: the send queue's next completion interrupts, NAPI wakes the queue */
-		netif_stop_queue(dev);
-		via_wr(l->via, VIA_REG_ARM, VIA_ARM_VI(VIA_LANE_VI, 0));
-		lane_tx_reap(l);
-		if (l->tx_tail - l->tx_head < LANE_TX)
-			netif_wake_queue(dev);
-	}
+	if (l->tx_tail - l->tx_head >= LANE_TX)
+		lane_tx_full(l);
 out:
 	dev_consume_skb_any(skb);
 	return NETDEV_TX_OK;
