@@ -308,6 +308,30 @@ VIP_RETURN VipDeregisterMem(VIP_NIC_HANDLE h, VIP_PVOID va, VIP_MEM_HANDLE mh)
     return ret;
 }
 
+/* one mapping of the agent's (a ring, a doorbell page), or NULL */
+static void *vipl_map(struct vipl_nic *nic, size_t bytes, uint64_t off)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, nic->fd, off);
+
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* The agent destroys a VI or CQ only once unmapped: unmap it and ask; if it refuses,
+ * map it again (*map is then the new mapping). */
+static VIP_RETURN vipl_unmap_destroy(struct vipl_nic *nic, volatile void **map, size_t bytes,
+                                     uint64_t off, unsigned long cmd, uint32_t id)
+{
+    int err;
+
+    munmap((void *)*map, bytes);
+    *map = NULL;
+    if (!ioctl(nic->fd, cmd, &id))
+        return VIP_SUCCESS;
+    err = errno;
+    *map = vipl_map(nic, bytes, off);
+    return vipl_errno(err);
+}
+
 /* ---- CQs -------------------------------------------------------------------------------- */
 
 VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE h, VIP_ULONG count, VIP_CQ_HANDLE *out)
@@ -325,9 +349,8 @@ VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE h, VIP_ULONG count, VIP_CQ_HANDLE *out)
         return r;
     cq = calloc(1, sizeof(*cq));
     size_t bytes = (VIA_CQ_RING_BYTES(req.ring_entries) + 4095) & ~(size_t)4095;
-    ring = cq ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, nic->fd,
-                     VIA_MMAP_CQ(req.cq)) : MAP_FAILED;
-    if (ring == MAP_FAILED) {
+    ring = cq ? vipl_map(nic, bytes, VIA_MMAP_CQ(req.cq)) : NULL;
+    if (!ring) {
         free(cq);
         ioctl(nic->fd, VIA_IOC_DESTROY_CQ, &req.cq);
         return VIP_ERROR_RESOURCE;
@@ -351,30 +374,17 @@ VIP_RETURN VipDestroyCQ(VIP_CQ_HANDLE h)
         if (vi && (vi->scq == cq || vi->rcq == cq))
             return VIP_INVALID_STATE;   /* a VI completes into it */
     }
-    munmap((void *)cq->ring, cq->bytes);
-    if (ioctl(cq->nic->fd, VIA_IOC_DESTROY_CQ, &cq->cq)) {
-        int err = errno;
-        void *ring = mmap(NULL, cq->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cq->nic->fd,
-                          VIA_MMAP_CQ(cq->cq));
+    VIP_RETURN r = vipl_unmap_destroy(cq->nic, (volatile void **)&cq->ring, cq->bytes,
+                                      VIA_MMAP_CQ(cq->cq), VIA_IOC_DESTROY_CQ, cq->cq);
 
-        if (ring != MAP_FAILED)
-            cq->ring = ring;
-        return vipl_errno(err);
-    }
+    if (r != VIP_SUCCESS)
+        return r;
     cq->magic = 0;
     free(cq);
     return VIP_SUCCESS;
 }
 
 /* ---- VIs ---------------------------------------------------------------------------------- */
-
-static volatile uint8_t *vipl_map_db(struct vipl_nic *nic, uint32_t vi)
-{
-    void *p = mmap(NULL, VIA_DB_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, nic->fd,
-                   VIA_MMAP_DOORBELL(vi));
-
-    return p == MAP_FAILED ? NULL : p;
-}
 
 VIP_RETURN VipCreateVi(VIP_NIC_HANDLE h, VIP_VI_ATTRIBUTES *attrs, VIP_CQ_HANDLE send_cq,
                        VIP_CQ_HANDLE recv_cq, VIP_VI_HANDLE *out)
@@ -405,7 +415,7 @@ VIP_RETURN VipCreateVi(VIP_NIC_HANDLE h, VIP_VI_ATTRIBUTES *attrs, VIP_CQ_HANDLE
     if (ioctl(nic->fd, VIA_IOC_CREATE_VI, &req))
         return errno == ENOENT ? VIP_INVALID_PTAG : vipl_errno(errno);
     vi = calloc(1, sizeof(*vi));
-    if (!vi || req.vi >= VIA_MAX_VIS || !(vi ? (vi->db = vipl_map_db(nic, req.vi)) : NULL)) {
+    if (!vi || req.vi >= VIA_MAX_VIS || !(vi ? (vi->db = vipl_map(nic, VIA_DB_PAGE_SIZE, VIA_MMAP_DOORBELL(req.vi))) : NULL)) {
         free(vi);
         ioctl(nic->fd, VIA_IOC_DESTROY_VI, &req.vi);
         return VIP_ERROR_RESOURCE;
@@ -427,19 +437,16 @@ VIP_RETURN VipCreateVi(VIP_NIC_HANDLE h, VIP_VI_ATTRIBUTES *attrs, VIP_CQ_HANDLE
 VIP_RETURN VipDestroyVi(VIP_VI_HANDLE h)
 {
     struct vipl_vi *vi = vi_of(h);
-    int err;
+    VIP_RETURN r;
 
     if (!vi)
         return VIP_INVALID_PARAMETER;
     if (vi->state != VIP_STATE_IDLE)
         return VIP_INVALID_STATE;
-    munmap((void *)vi->db, VIA_DB_PAGE_SIZE);
-    vi->db = NULL;
-    if (ioctl(vi->nic->fd, VIA_IOC_DESTROY_VI, &vi->vi)) {
-        err = errno;
-        vi->db = vipl_map_db(vi->nic, vi->vi);
-        return vipl_errno(err);
-    }
+    r = vipl_unmap_destroy(vi->nic, (volatile void **)&vi->db, VIA_DB_PAGE_SIZE,
+                           VIA_MMAP_DOORBELL(vi->vi), VIA_IOC_DESTROY_VI, vi->vi);
+    if (r != VIP_SUCCESS)
+        return r;
     vipl_vi_free(vi);
     return VIP_SUCCESS;
 }
