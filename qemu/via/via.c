@@ -431,7 +431,7 @@ static int via_post_load(void *opaque, int version_id)
         }
     }
     if (s->cm_rx.count % VIA_CM_ENTRY_WORDS || s->cm_rx.head % VIA_CM_ENTRY_WORDS) {
-        return rl_board_refuse(s->rl, "the CM mailbox has head %u, count %u: not whole "
+        return rl_board_refuse(s->rl, "CM mailbox has head %u, count %u: not whole "
                                "messages", s->cm_rx.head, s->cm_rx.count);
     }
     return 0;

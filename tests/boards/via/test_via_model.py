@@ -55,6 +55,8 @@ def test_connected_send(artifacts, tmp_path, p, length):
         rig.mem(0, descriptor([(VA + 0x4000, HANDLE, length)]))
         rig.post(3, 0, 0)
         rig.q.clock_set(outs[-1] - 1)
+        if len(outs) > 1:
+            rig.wait_frames(len(outs) - 1)
         assert len(rig.frames()) == len(outs) - 1
         rig.q.clock_set(outs[-1])
         frames = rig.wait_frames(len(outs))
