@@ -83,6 +83,15 @@ def load_patched(make_rig, state: Path, out: Path, section: str, path: tuple, ba
         rig.fabric.stop()
 
 
+def refused_naming(make_rig, state: Path, tmp_path: Path, section: str, case: tuple,
+                   said_prefix: str = "") -> None:
+    """A board test's corruption case (field path, value saved, bad value, what the
+    refusal says): the patched stream is refused, the log saying said_prefix + what."""
+    path, was, bad, said = case
+    log = load_patched(make_rig, state, tmp_path / "bad.state", section, path, bad, was)
+    assert said_prefix + said in log, log[-3000:]
+
+
 class Stream:
     """A migration stream in a file, read whole; patch() changes it in memory, write()
     writes it to a file."""

@@ -5,8 +5,10 @@ include/retrolink/boards.def names its benchmark in its module (BENCH in
 src/retrolink/boards/<board>.py), and PLATFORM names the platform's own. The harness of
 benchmark NAME is the module retrolink.bench.NAME, with HELP (a line for the command's
 help) and main(args, overrides, sweeps) -> int, which checks its options and machines
-before it builds or boots anything (bench/harness.py has what the harnesses share)."""
+before it builds or boots anything (bench/harness.py has what the harnesses share). A
+board whose harness is not written yet (its module is missing) has no benchmark."""
 import importlib
+import importlib.util
 from types import ModuleType
 
 PLATFORM = ("fabric", "boot")
@@ -15,7 +17,8 @@ PLATFORM = ("fabric", "boot")
 def names() -> list[str]:
     """The boards' benchmarks in the registry's order, then the platform's."""
     from retrolink import boards
-    return [m.BENCH for m in boards.modules().values() if getattr(m, "BENCH", None)] + \
+    return [m.BENCH for m in boards.modules().values() if getattr(m, "BENCH", None)
+            and importlib.util.find_spec(f"{__name__}.{m.BENCH}") is not None] + \
         list(PLATFORM)
 
 

@@ -1,6 +1,7 @@
 """A board under qtest, the test being its driver: QEMU started with the device, its BARs
 mapped; on a fake fabric (the device is node 0 of `nodes`) or alone. Each board's test
 rig (tests/boards/<board>/) builds on this with its registers and memory layout."""
+import threading
 from pathlib import Path
 
 from retrolink import wire
@@ -39,3 +40,52 @@ class DeviceRig:
             self.fabric.stop()
             assert not self.fabric.violations, self.fabric.violations
         return status
+
+
+class ScriptedRig(DeviceRig):
+    """A DeviceRig whose fake fabric the test plays: it sees the board's frames
+    (frames(), parsed by `parse`) and delivers frames to it at chosen times (deliver(), or
+    `frames` at the first sync)."""
+
+    def __init__(self, qemu: Path, tmp_path: Path, device: str, pci_id: tuple[int, int],
+                 bars: dict[int, int], parse, frames=(), step: int | None = None,
+                 react=None, **kw):
+        """frames: (arrival, src, payload) delivered at the node's first sync. step: after
+        that, grant step ns at a time (so that deliver() and react reach the board at
+        each sync point), else run free. react(rig, now): called at each sync point
+        before the deliveries go (it may deliver()). kw: DeviceRig's."""
+        self.lock = threading.Lock()
+        self.queue = [(at, src, data) for at, src, data in frames]
+        self.seq = 0
+        self.step, self.react = step, react
+        self.parse = parse
+        self.sync_times: list[int] = []
+        self.delivered: list[tuple[int, int, bytes]] = []      # (arrival, src, payload)
+        super().__init__(qemu, tmp_path, device, pci_id, bars, on_sync=self._on_sync, **kw)
+
+    def _on_sync(self, m: dict) -> list[bytes]:
+        now = m["time"]
+        with self.lock:
+            self.sync_times.append(now)
+            if self.react:
+                self.react(self, now)
+            out = []
+            for at, src, data in sorted(self.queue, key=lambda x: x[0]):
+                out.append(wire.deliver(0, max(at, now), src, data, seq=self.seq))
+                self.delivered.append((max(at, now), src, data))
+                self.seq += 1
+            self.queue.clear()
+        return [*out, wire.grant(0, wire.NEVER if self.step is None else now + self.step)]
+
+    def deliver(self, at: int, src: int, payload: bytes) -> None:
+        """A frame from node src, arriving at `at` (or at the next sync point, if later)."""
+        with self.lock:
+            self.queue.append((at, src, payload))
+
+    def frames(self) -> list[dict]:
+        """The board's frames so far: the fabric's FRAME fields and the parsed header."""
+        return [dict(m, **self.parse(m["payload"])) for m in self.fabric.of_type(wire.FRAME)]
+
+    def wait_frames(self, count: int) -> list[dict]:
+        self.fabric.wait_for(wire.FRAME, count)
+        return self.frames()

@@ -2,11 +2,9 @@
 BAR1 (the board memory) mapped; the board is node 0 of a fake token ring of `nodes`
 boards, which the test plays: it sees the board's frames (self.fabric.received) and
 delivers frames to it at chosen times (deliver(), or `frames` at the first sync)."""
-import threading
-
 from retrolink import wire
 from retrolink.qtest.puma2_regs import R, cmd, parse_wire, wire_frame  # noqa: F401
-from retrolink.qtest.rig import FIRST_GRANT, DeviceRig  # noqa: F401
+from retrolink.qtest.rig import FIRST_GRANT, ScriptedRig  # noqa: F401
 
 CTRL, MEM = 0xC0000000, 0xC1000000      # BAR0, BAR1
 PAGE = R.PUMA2_PAGE
@@ -36,53 +34,17 @@ def props(p: dict) -> str:
             f"request-ns={p['request']},copy-rate={p['copy_rate']}")
 
 
-class Rig(DeviceRig):
+class Rig(ScriptedRig):
     def __init__(self, artifacts, tmp_path, nodes: int = 4, props: str = "",
                  frames=(), step: int | None = None, react=None, memory_mib: int = 1,
                  qemu=None, **kw):
-        """frames: (arrival, src, payload) delivered at the node's first sync. step: after
-        that, grant step ns at a time (so that deliver() and react reach the board at
-        each sync point), else run free. react(rig, now): called at each sync point
-        before the deliveries go (it may deliver()). kw: DeviceRig's."""
-        self.lock = threading.Lock()
-        self.queue = [(at, src, data) for at, src, data in frames]
-        self.seq = 0
-        self.step, self.react = step, react
-        self.sync_times: list[int] = []
-        self.delivered: list[tuple[int, int, bytes]] = []      # (arrival, src, payload)
+        """frames, step, react: ScriptedRig's; kw: DeviceRig's."""
         super().__init__(qemu or artifacts.qemu, tmp_path, "retrolink-puma2",
                          (R.PUMA2_PCI_VENDOR_ID, R.PUMA2_PCI_DEVICE_ID), {0: CTRL, 1: MEM},
+                         parse_wire, frames=frames, step=step, react=react,
                          props=",".join(x for x in (f"start-us=0,memory-mib={memory_mib}",
                                                     props) if x),
-                         nodes=nodes, on_sync=self._on_sync, **kw)
-
-    # the fake ring
-    def _on_sync(self, m: dict) -> list[bytes]:
-        now = m["time"]
-        with self.lock:
-            self.sync_times.append(now)
-            if self.react:
-                self.react(self, now)
-            out = []
-            for at, src, data in sorted(self.queue, key=lambda x: x[0]):
-                out.append(wire.deliver(0, max(at, now), src, data, seq=self.seq))
-                self.delivered.append((max(at, now), src, data))
-                self.seq += 1
-            self.queue.clear()
-        return [*out, wire.grant(0, NEVER if self.step is None else now + self.step)]
-
-    def deliver(self, at: int, src: int, payload: bytes) -> None:
-        """A frame from board src, arriving at `at` (or at the next sync point, if later)."""
-        with self.lock:
-            self.queue.append((at, src, payload))
-
-    def frames(self) -> list[dict]:
-        """The board's frames so far: the fabric's FRAME fields and the parsed header."""
-        return [dict(m, **parse_wire(m["payload"])) for m in self.fabric.of_type(wire.FRAME)]
-
-    def wait_frames(self, count: int) -> list[dict]:
-        self.fabric.wait_for(wire.FRAME, count)
-        return self.frames()
+                         nodes=nodes, **kw)
 
     # registers
     def reg(self, off: int) -> int:

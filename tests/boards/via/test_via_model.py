@@ -1,0 +1,76 @@
+"""qtest: the VIA NIC's sends and receives on a fake switch, every frame's leaving and
+every Status write timed to the ns against an independent model of its components
+(via_model.py), from the parameters src/retrolink/boards/via.py declares:
+- every BAR store costs pio-write-ns, and a post's descriptor fetch starts at its end;
+- a DMA transfer costs dma-setup-ns and its bytes at dma-rate, one at a time;
+- the NIC's engine checks a descriptor in desc-ns and builds or checks a frame in
+  frame-ns, one job at a time;
+- a connected send completes when its ACK has been checked; the receiver ACKs once its
+  receive descriptor's Status write-back has ended."""
+import pytest
+from via_model import FRAME, Nic, defaults, props
+from via_rig import DATA, HANDLE, VA, Rig, descriptor, wire_frame
+
+from retrolink.qtest.via_regs import R
+
+P = defaults()
+SLOW = dict(P, dma_rate=50_000_000, dma_setup=900, desc=2500, frame=700, pio_write=400)
+DONE_SEND = R.VIP_STATUS_DONE
+DONE_RECV = R.VIP_STATUS_DONE | R.VIP_STATUS_OP_RECEIVE
+
+
+def pattern(n: int, k: int = 7) -> bytes:
+    return bytes((i * k + 3) & 0xFF for i in range(n))
+
+
+def status_at(rig, off: int, when: int, value: int) -> None:
+    """The descriptor at off gets its Status exactly at `when`."""
+    rig.q.clock_set(when - 1)
+    assert rig.desc(off)["status"] == 0
+    rig.q.clock_set(when)
+    assert rig.desc(off)["status"] == value
+
+
+@pytest.mark.parametrize("p", [P, SLOW], ids=["defaults", "slow"])
+@pytest.mark.parametrize("length", [0, 100, FRAME, 3 * FRAME + 5])
+def test_connected_send(artifacts, tmp_path, p, length):
+    """A send of `length` bytes on VI 3 connected to node 1's VI 7: its frames leave at the
+    model's times with the data, and its Status is written once the ACK is checked."""
+    t = 2_200_000
+    nic = Nic(p)
+    outs = nic.send(t + p["pio_write"], length)
+    # the ACK arrives 5 us after the last frame left
+    ack_at = outs[-1] + 5000
+    ack = wire_frame(R.VIA_F_ACK, src_vi=7, dst_vi=3, seq=0, status=DONE_RECV)
+    _, done = nic.ack(ack_at)
+    cqe = nic.cqe(done)
+    rig = Rig(artifacts, tmp_path, props=props(p), frames=[(ack_at, 1, ack)])
+    try:
+        rig.bring_up()
+        assert rig.cq(2) == 0
+        rig.connect(3, peer=(1, 7), scq=2)
+        assert rig.q.clock_set(t) == t
+        data = pattern(length)
+        rig.mem(0x4000, data)
+        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, length)]))
+        rig.post(3, 0, 0)
+        rig.q.clock_set(outs[-1] - 1)
+        if len(outs) > 1:
+            rig.wait_frames(len(outs) - 1)
+        assert len(rig.frames()) == len(outs) - 1
+        rig.q.clock_set(outs[-1])
+        frames = rig.wait_frames(len(outs))
+        assert [f["time"] for f in frames] == outs
+        assert b"".join(f["payload"] for f in frames) == data
+        assert all(f["dst"] == 1 and f["type"] == R.VIA_F_DATA and f["src_vi"] == 3 and
+                   f["dst_vi"] == 7 and f["msg_len"] == length for f in frames)
+        assert frames[0]["flags"] & R.VIA_FF_FIRST and frames[-1]["flags"] & R.VIA_FF_LAST
+        status_at(rig, 0, done, DONE_SEND)
+        rig.q.clock_set(cqe - 1)
+        assert rig.cq_entries(2, 1) == [(0, 0)]
+        rig.q.clock_set(cqe)
+        assert rig.cq_entries(2, 1) == [(R.VIA_CQE_VALID | 3, 0)]
+        assert rig.db(3, R.VIA_DB_SQ_DONE) == 1
+        assert rig.reg(R.VIA_REG_TX_MSGS) == 1
+    finally:
+        rig.close()
