@@ -113,6 +113,16 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
         via_rx_drop(s, f, "the VI does not take it", dgram);
         return;
     }
+    if (vi->rx_busy && vi->rx_len == vi->rx_msg_len && ready < vi->rx_written) {
+        /*
+         * The message under way has all its frames and the DMA is writing them: the NIC
+         * takes the frames that follow (the next message) from its receive buffer once
+         * the last is written, in the order they came.
+         */
+        rl_sched_add(&s->rl->sched, vi->rx_written, RL_EV_CLASS_INTERNAL, 0,
+                     VIA_EV_RX_AGAIN, v, vi->rx_gen, f);
+        return;
+    }
     if (f->wire.flags & VIA_FF_FIRST) {
         if (vi->rx_busy) {
             via_rx_drop(s, f, "a message is under way on the VI", dgram);
@@ -149,7 +159,14 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
     if (f->len) {
         t = via_dma(s, t, f->len);
     }
+    vi->rx_written = t;
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, VIA_EV_RX_WRITE, v, vi->rx_gen, f);
+}
+
+/* A frame that waited for VI v's last message to be written is taken now. */
+void via_rx_again(ViaState *s, uint32_t v, ViaFrame *f)
+{
+    via_rx_data(s, f, via_now());
 }
 
 /* A frame's payload DMA ended: into the descriptor's segments; the last completes it. */

@@ -91,10 +91,13 @@ static void via_event(void *opaque, RlEvent *ev)
         via_rx_arrive(s, ev->ptr);
         break;
     case VIA_EV_RX_WRITE:
-        if (s->vi[ev->arg].rx_gen == ev->gen) {
+    case VIA_EV_RX_AGAIN:
+        if (s->vi[ev->arg].rx_gen != ev->gen) {
+            g_free(ev->ptr);
+        } else if (ev->kind == VIA_EV_RX_WRITE) {
             via_rx_write(s, ev->arg, ev->ptr);
         } else {
-            g_free(ev->ptr);
+            via_rx_again(s, ev->arg, ev->ptr);
         }
         break;
     case VIA_EV_WB:

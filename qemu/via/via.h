@@ -41,6 +41,8 @@ enum ViaEventKind {
     VIA_EV_TX_OUT,      /* ptr: ViaFrame; the NIC hands it to the link */
     VIA_EV_ARRIVE,      /* ptr: ViaFrame; a frame from the link reached the NIC */
     VIA_EV_RX_WRITE,    /* arg: VI, gen: its rx_gen, ptr: ViaFrame; its data DMA ended */
+    VIA_EV_RX_AGAIN,    /* arg: VI, gen: its rx_gen, ptr: ViaFrame; it waited for the VI's
+                           last message to be written (via-rx.c, via_rx_data) */
     VIA_EV_WB,          /* ptr: ViaDone; a descriptor's write-back DMA ended */
     VIA_EV_CQE,         /* ptr: ViaDone; a CQ entry's DMA ended */
     VIA_EV_CM_IN,       /* ptr: ViaFrame; a CM message is checked: into the mailbox */
@@ -113,6 +115,7 @@ typedef struct ViaVi {
     bool rx_has_desc;           /* false: the message is dropped to its last frame */
     uint32_t rx_src, rx_status, rx_len, rx_msg_len;
     uint64_t rx_ready;          /* its receive descriptor is fetched and checked */
+    uint64_t rx_written;        /* the last frame's data DMA written so far ends */
     ViaDesc rx;
 } ViaVi;
 
@@ -203,6 +206,7 @@ void via_cm_send(ViaState *s, uint64_t bus_end);
 /* via-rx.c */
 void via_rx_arrive(ViaState *s, ViaFrame *f);
 void via_rx_write(ViaState *s, uint32_t v, ViaFrame *f);
+void via_rx_again(ViaState *s, uint32_t v, ViaFrame *f);
 void via_cm_in(ViaState *s, ViaFrame *f);
 
 /* via-cq.c */

@@ -6,10 +6,10 @@
  *
  * The server (any --peer: it takes the first request) and the client run with the same
  * sizes and reps. For each size: R ping-pongs (after 2 untimed), the client printing
- *   RESULT via MODE latency SIZE US        (one-way: half the mean round trip, in us)
+ *   RESULT via_latency mode=MODE size=SIZE us=US    (one-way: half the mean round trip)
  * and with --bandwidth, R messages streamed with up to 16 sends outstanding, ended by
  * the server's 4-byte answer:
- *   RESULT via MODE bandwidth SIZE MBPS    (SIZE * R bytes over the time, in MB/s)
+ *   RESULT via_bandwidth mode=MODE size=SIZE MBps=B (SIZE * R bytes over the time)
  * Completion by polling VipSendDone/VipRecvDone (poll) or VipSendWait/VipRecvWait
  * (block: the process sleeps until the NIC's interrupt). Times are clock_gettime in
  * the guest (modelled time): the same run prints the same lines.
@@ -146,7 +146,7 @@ static void latency(struct bench *b, int server, unsigned size, long reps, const
         drain_sends(b);
     }
     if (!server)
-        printf("RESULT via %s latency %u %.2f\n", mode, size,
+        printf("RESULT via_latency mode=%s size=%u us=%.2f\n", mode, size,
                (double)(now_ns() - t0) / reps / 2 / 1000);
 }
 
@@ -166,7 +166,7 @@ static void bandwidth(struct bench *b, int server, unsigned size, long reps, con
         send_msg(b, size);
     take_recv(b);
     drain_sends(b);
-    printf("RESULT via %s bandwidth %u %.2f\n", mode, size,
+    printf("RESULT via_bandwidth mode=%s size=%u MBps=%.2f\n", mode, size,
            (double)size * reps * 1000 / (double)(now_ns() - t0));
 }
 

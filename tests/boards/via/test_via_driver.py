@@ -113,9 +113,9 @@ def test_two_nodes_messages_protection_disconnect_and_a_killed_process(run):
 def test_pingpong_latency_and_bandwidth(run, mode):
     _, lines = run
     lat = {int(m[1]): float(m[2]) for l in lines[0]
-           if (m := re.fullmatch(rf"RESULT via {mode} latency (\d+) ([\d.]+)", l))}
+           if (m := re.fullmatch(rf"RESULT via_latency mode={mode} size=(\d+) us=([\d.]+)", l))}
     bw = {int(m[1]): float(m[2]) for l in lines[0]
-          if (m := re.fullmatch(rf"RESULT via {mode} bandwidth (\d+) ([\d.]+)", l))}
+          if (m := re.fullmatch(rf"RESULT via_bandwidth mode={mode} size=(\d+) MBps=([\d.]+)", l))}
     sizes = [int(s) for s in SIZES.split(",")]
     assert sorted(lat) == sizes and sorted(bw) == sizes, (lat, bw)
     # latency grows with size; 64 KB streams close to the link's 125 MB/s, never above
@@ -126,7 +126,7 @@ def test_pingpong_latency_and_bandwidth(run, mode):
 def test_polling_is_faster_than_blocking(run):
     _, lines = run
     lat = {m[1]: float(m[2]) for l in lines[0]
-           if (m := re.fullmatch(r"RESULT via (\w+) latency 4 ([\d.]+)", l))}
+           if (m := re.fullmatch(r"RESULT via_latency mode=(\w+) size=4 us=([\d.]+)", l))}
     assert lat["poll"] < lat["block"], lat
 
 

@@ -308,6 +308,37 @@ def test_datagram_receive_and_drops(artifacts, tmp_path):
         rig.close()
 
 
+@pytest.mark.parametrize("type_", [R.VIA_F_DGRAM, R.VIA_F_DATA])
+def test_a_message_right_behind_another_waits_for_its_write(artifacts, tmp_path, type_):
+    """A short message whose frame arrives while the DMA still writes the last frame of
+    the one before (a large IP fragment, then the small last one) is taken once that write
+    ends: both land, in order, nothing dropped."""
+    big, small = pattern(4096), pattern(50, 7)
+    first = data_frames(big, 9, 2, type_=type_)
+    second = data_frames(small, 9, 2, seq=1, type_=type_)
+    frames = [(T + 100_000, 1, first[0]), (T + 117_000, 1, first[1]),
+              (T + 117_600, 1, second[0])]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        rig.bring_up()
+        if type_ == R.VIA_F_DGRAM:
+            assert rig.vi_cmd(2, R.VIA_VI_CMD_DATAGRAM) == 0
+        else:
+            rig.connect(2, peer=(1, 9))
+        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 4096)], length=0))
+        rig.mem(0x100, descriptor([(VA + 0x6000, HANDLE, 64)], length=0))
+        rig.post(2, 1, 0)
+        rig.post(2, 1, 0x100)
+        rig.q.clock_set(T + 300_000)
+        assert [(rig.desc(a)["status"], rig.desc(a)["length"]) for a in (0, 0x100)] == \
+            [(RECV, 4096), (RECV, 50)]
+        assert rig.read(0x4000, 4096) == big and rig.read(0x6000, 50) == small
+        assert rig.reg(R.VIA_REG_RX_DROPS) == 0 and rig.reg(R.VIA_REG_RX_MSGS) == 2
+        assert rig.db(2, R.VIA_DB_RQ_DONE) == 2
+    finally:
+        rig.close()
+
+
 def test_break_from_the_peer(artifacts, tmp_path):
     brk = wire_frame(R.VIA_F_BREAK, src_vi=9, dst_vi=4)
     rig = Rig(artifacts, tmp_path, frames=[(T + 100_000, 1, brk),
