@@ -3,10 +3,10 @@ docs/boards/via.md), measured in the guests under the timed model.
 
 One boot of machines/via.toml (two Pentium III nodes on cLAN's switch). Node 0 pings and
 node 1 pongs, one size after another, in this order: VIA with polling completion
-(VipRecvDone in a loop), VIA with blocking completion (VipRecvWait: the receiver sleeps
-until the NIC's interrupt), VIA bandwidth (node 0 streams sends with a window of posted
-descriptors, node 1 keeps receives posted), then UDP and TCP (TCP_NODELAY) over the LAN
-emulation's interface (udp_pingpong). One-way latency is half the round trip: the mean
+(VipRecvDone in a loop), then VIA bandwidth (node 0 streams `reps` messages a size with
+16 sends outstanding, node 1 keeps receives posted and answers the last), VIA with
+blocking completion (VipRecvWait: the receiver sleeps until the NIC's interrupt), then
+UDP and TCP (TCP_NODELAY) over the LAN emulation's interface (udp_pingpong). One-way latency is half the round trip: the mean
 of `reps` round trips for VIA (via_pingpong), the median for UDP and TCP (udp_pingpong).
 A UDP datagram holds at most 65507 bytes: UDP's 64 KB point is a datagram of that size.
 """
@@ -37,24 +37,23 @@ def udp_size(size: int) -> int:
 
 
 def via_pingpong(role: str, peer: int, mode: str, d: dict, bandwidth: bool = False) -> str:
-    reps = d["bandwidth"]["messages"] if bandwidth else d["latency"]["reps"]
+    """With --bandwidth, via_pingpong streams each size after its ping-pongs."""
     return (f"via_pingpong --{role} --peer {peer} --mode {mode} --sizes {csv(d['sizes'])} "
-            f"--reps {reps}" + (" --bandwidth" if bandwidth else ""))
+            f"--reps {d['reps']}" + (" --bandwidth" if bandwidth else ""))
 
 
 def scripts(d: dict) -> dict[int, str]:
-    lat = d["latency"]
     ip_sizes = csv(sorted({udp_size(s) for s in d["sizes"]}))
-    ping = f"--peer node1 --sizes {ip_sizes} --iters {lat['reps']} --warmup {lat['warmup']}"
-    node0 = [via_pingpong("client", 1, "poll", d), via_pingpong("client", 1, "block", d),
-             via_pingpong("client", 1, "poll", d, bandwidth=True),
+    ping = f"--peer node1 --sizes {ip_sizes} --iters {d['reps']} --warmup {d['warmup']}"
+    node0 = [via_pingpong("client", 1, "poll", d, bandwidth=True),
+             via_pingpong("client", 1, "block", d),
              f"udp_pingpong ping {ping} --port {UDP_PORT}",
              f"udp_pingpong ping --tcp {ping} --port {TCP_PORT}"]
-    node1 = [f"(udp_pingpong echo --port {UDP_PORT} & udp_pingpong echo --tcp --port {TCP_PORT} & "
-             "wait) &",
-             via_pingpong("server", 0, "poll", d), via_pingpong("server", 0, "block", d),
-             via_pingpong("server", 0, "poll", d, bandwidth=True) + " && wait"]
-    return {0: " && ".join(node0), 1: " ".join(node1[:1]) + " " + " && ".join(node1[1:])}
+    node1 = [via_pingpong("server", 0, "poll", d, bandwidth=True),
+             via_pingpong("server", 0, "block", d)]
+    echo = (f"(udp_pingpong echo --port {UDP_PORT} & udp_pingpong echo --tcp --port {TCP_PORT} & "
+            "wait) &")
+    return {0: " && ".join(node0), 1: f"{echo} " + " && ".join(node1) + " && wait"}
 
 
 def one(res, name: str, what: str, **match):
