@@ -157,3 +157,16 @@ def test_a_disabled_nic_sends_nothing(artifacts, tmp_path):
         assert rig.frames() == []
     finally:
         rig.close()
+
+
+@pytest.mark.parametrize("key", ["dma_rate", "dma_setup", "desc", "frame"])
+def test_every_component_moves_the_model(key):
+    """The timed tests can fail: with any one component off by a little, the model's times
+    for a send, its ACK and a receive are not the device's (which match the unchanged
+    model above)."""
+    def times(p):
+        nic = Nic(p)
+        out = nic.send(2_000_000, 5000)
+        return out, nic.ack(out[-1] + 1000), nic.receive([(3_000_000, 2048), (3_020_000, 100)])
+    off = dict(P, **{key: P[key] + (10**6 if key == "dma_rate" else 1)})
+    assert times(off) != times(P)
