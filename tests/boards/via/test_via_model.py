@@ -170,3 +170,49 @@ def test_every_component_moves_the_model(key):
         return out, nic.ack(out[-1] + 1000), nic.receive([(3_000_000, 2048), (3_020_000, 100)])
     off = dict(P, **{key: P[key] + (10**6 if key == "dma_rate" else 1)})
     assert times(off) != times(P)
+
+
+def test_a_receive_shares_the_dma_engine_with_a_send(artifacts, tmp_path):
+    """A 5000-byte send on VI 3 while a 2048-byte message for VI 4 arrives during its first
+    piece's DMA: every job is booked on its server when the event that causes it happens,
+    in time order, so the receive's fetch and data write go between the send's pieces and
+    the receive's Status write between its second and third."""
+    t, p, f = 2_200_000, P, P["frame"]
+    nic = Nic(p)
+    c = nic.fetch(t + p["pio_write"], 1)             # the doorbell's store ends
+    d0 = nic.dma(c, 2048)                            # the send's first piece
+    a = c + 5000                                     # the message arrives meanwhile
+    chk = nic.engine(a, f)
+    rx_ready = nic.fetch(chk, 1)
+    w = nic.dma(max(chk, rx_ready), 2048)            # its data, booked at its arrival
+    out0 = nic.engine(d0, f)
+    p1 = nic.dma(d0, 2048)
+    assert a < d0 < w < p1
+    wb = nic.status(w, receive=True)                 # booked when its data is written
+    out1 = nic.engine(p1, f)
+    p2 = nic.dma(p1, 5000 - 4096)
+    assert p1 < wb < p2
+    ack = nic.engine(wb, f)
+    out2 = nic.engine(p2, f)
+    msg = pattern(2048, 13)
+    frame = wire_frame(R.VIA_F_DATA, src_vi=9, dst_vi=4, payload=msg)
+    rig = Rig(artifacts, tmp_path, frames=[(a, 1, frame)])
+    try:
+        rig.bring_up()
+        rig.connect(3, peer=(1, 7))
+        rig.connect(4, peer=(1, 9))
+        rig.mem(0x4000, pattern(5000))
+        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 5000)]))
+        rig.mem(64, descriptor([(VA + 0x8000, HANDLE, 4096)], length=0))
+        rig.post(4, 1, 64)
+        rig.q.clock_set(t)
+        rig.post(3, 0, 0)
+        status_at(rig, 64, wb, DONE_RECV)
+        rig.q.clock_set(out2)
+        frames = rig.wait_frames(4)
+        assert [(x["time"], x["type"]) for x in frames] == \
+            [(out0, R.VIA_F_DATA), (out1, R.VIA_F_DATA), (ack, R.VIA_F_ACK),
+             (out2, R.VIA_F_DATA)]
+        assert rig.read(0x8000, 2048) == msg
+    finally:
+        rig.close()
