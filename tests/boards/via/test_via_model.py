@@ -113,6 +113,21 @@ def test_two_sends_back_to_back(artifacts, tmp_path):
         rig.close()
 
 
+def send_and_receive(rig, t: int, room: int) -> int:
+    """VI 3 connected to node 1's VI 7 and VI 4 to its VI 9; a receive of `room` bytes
+    posted on VI 4 (at region offset 0x8000), then at t a 5000-byte send on VI 3: t."""
+    rig.bring_up()
+    rig.connect(3, peer=(1, 7))
+    rig.connect(4, peer=(1, 9))
+    rig.mem(0x4000, pattern(5000))
+    rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 5000)]))
+    rig.mem(64, descriptor([(VA + 0x8000, HANDLE, room)], length=0))
+    rig.post(4, 1, 64)
+    rig.q.clock_set(t)
+    rig.post(3, 0, 0)
+    return t
+
+
 def test_reset_drops_what_is_in_flight(artifacts, tmp_path):
     """CTRL_RESET while a send's data is being read and a receive is being written: no
     frame leaves after it, nothing is written, the NIC is back at power-on."""
@@ -120,15 +135,7 @@ def test_reset_drops_what_is_in_flight(artifacts, tmp_path):
     frame = wire_frame(R.VIA_F_DATA, src_vi=9, dst_vi=4, msg_len=4000, payload=msg[:2048])
     rig = Rig(artifacts, tmp_path, frames=[(2_200_500, 1, frame)])
     try:
-        rig.bring_up()
-        rig.connect(3, peer=(1, 7))
-        rig.connect(4, peer=(1, 9))
-        rig.mem(0x4000, pattern(5000))
-        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 5000)]))
-        rig.mem(64, descriptor([(VA + 0x8000, HANDLE, 4000)], length=0))
-        rig.post(4, 1, 64)
-        t = rig.q.clock_set(2_200_000)
-        rig.post(3, 0, 0)
+        t = send_and_receive(rig, 2_200_000, 4000)
         rig.q.clock_set(t + 6000)          # the first piece's DMA and the frame's write
         rig.set_reg(R.VIA_REG_CTRL, R.VIA_CTRL_RESET)
         rig.q.clock_step(10**6)
@@ -198,15 +205,7 @@ def test_a_receive_shares_the_dma_engine_with_a_send(artifacts, tmp_path):
     frame = wire_frame(R.VIA_F_DATA, src_vi=9, dst_vi=4, payload=msg)
     rig = Rig(artifacts, tmp_path, frames=[(a, 1, frame)])
     try:
-        rig.bring_up()
-        rig.connect(3, peer=(1, 7))
-        rig.connect(4, peer=(1, 9))
-        rig.mem(0x4000, pattern(5000))
-        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 5000)]))
-        rig.mem(64, descriptor([(VA + 0x8000, HANDLE, 4096)], length=0))
-        rig.post(4, 1, 64)
-        rig.q.clock_set(t)
-        rig.post(3, 0, 0)
+        send_and_receive(rig, t, 4096)
         status_at(rig, 64, wb, DONE_RECV)
         rig.q.clock_set(out2)
         frames = rig.wait_frames(4)
