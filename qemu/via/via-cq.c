@@ -64,7 +64,8 @@ void via_send_ack(ViaState *s, uint32_t peer, uint32_t src_vi, uint32_t dst_vi,
 
 /*
  * Descriptor d of VI d->vi completes: book its write-back on the DMA engine from
- * 'ready'. One that cannot be written (its handle, range or tag) breaks the VI.
+ * 'ready'. One that cannot be written (its handle, range or tag) breaks the VI, unless
+ * it is being flushed.
  */
 void via_complete(ViaState *s, ViaDone *d, uint64_t ready)
 {
@@ -79,14 +80,17 @@ void via_complete(ViaState *s, ViaDone *d, uint64_t ready)
     trace_retrolink_via_complete(s->rl->node, d->vi, d->q, d->status, ready);
     if (!via_desc_status_map(s, vi, d->db, pages, &win)) {
         rl_board_guest_error(s->rl, "VI %u: the Status of the descriptor at handle %u "
-                             "offset 0x%x cannot be written: the VI breaks", d->vi,
+                             "offset 0x%x cannot be written", d->vi,
                              VIA_DB_HANDLE(d->db), VIA_DB_OFFSET(d->db));
         if (d->ack) {
             via_send_ack(s, d->ack_peer, d->vi, d->ack_vi, d->ack_seq,
                          VIP_STATUS_PROTECTION_ERROR, ready);
         }
+        /* a flushed one is from a VI being broken, disconnected or closed already */
+        if (!(d->status & VIP_STATUS_DESC_FLUSHED_ERROR)) {
+            via_vi_break(s, d->vi, false, ready);
+        }
         g_free(d);
-        via_vi_break(s, vi - s->vi, false, ready);
         return;
     }
     uint64_t end = via_dma(s, ready, d->write_len ? 12 : 4);

@@ -344,7 +344,12 @@ void via_tx_out(ViaState *s, ViaFrame *f)
     memcpy(buf + sizeof(ViaWire), f->data, f->len);
     trace_retrolink_via_frame_out(s->rl->node, f->wire.type, f->peer, f->wire.src_vi,
                                   f->wire.dst_vi, f->len, f->wire.offset, via_now());
-    if (s->rl->port) {
+    if (!via_ready(s)) {
+        /* disabled (or reset and not yet back) since the frame was made: it never leaves,
+         * so nothing goes out before what the promise said of a NIC off the switch */
+        trace_retrolink_via_rx_drop(s->rl->node, f->wire.dst_vi, "sent while not on the switch",
+                                    via_now());
+    } else if (s->rl->port) {
         rl_port_send(s->rl->port, via_now(), f->peer, 0, buf, size);
     }
     if ((f->wire.type == VIA_F_DATA || f->wire.type == VIA_F_DGRAM) &&

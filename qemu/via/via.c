@@ -365,7 +365,8 @@ static int via_post_load_vi(ViaState *s, uint32_t v)
                                vi->recv_cq);
     }
     if ((vi->state == VIA_VI_CONNECTED || vi->state == VIA_VI_ERROR) &&
-        (vi->peer_node >= s->rl->nodes || vi->peer_vi >= VIA_MAX_VIS)) {
+        (vi->peer_node >= s->rl->nodes || vi->peer_node == s->rl->node ||
+         vi->peer_vi >= VIA_MAX_VIS)) {
         return rl_board_refuse(s->rl, "VI %u is connected to node %u VI %u", v,
                                vi->peer_node, vi->peer_vi);
     }

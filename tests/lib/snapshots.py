@@ -11,6 +11,8 @@ import struct
 import time
 from pathlib import Path
 
+import pytest
+
 QEMU_VM_SECTION_FULL = 0x04
 QEMU_VM_VMDESCRIPTION = 0x06
 
@@ -83,13 +85,19 @@ def load_patched(make_rig, state: Path, out: Path, section: str, path: tuple, ba
         rig.fabric.stop()
 
 
-def refused_naming(make_rig, state: Path, tmp_path: Path, section: str, case: tuple,
-                   said_prefix: str = "") -> None:
-    """A board test's corruption case (field path, value saved, bad value, what the
-    refusal says): the patched stream is refused, the log saying said_prefix + what."""
-    path, was, bad, said = case
-    log = load_patched(make_rig, state, tmp_path / "bad.state", section, path, bad, was)
-    assert said_prefix + said in log, log[-3000:]
+def corruption_test(cases: dict, section: str, rig_class):
+    """A board's test of its corrupted streams, parametrized over cases, each (field path,
+    value saved, bad value, what the refusal says): the patched stream of the module's
+    `snapshot` fixture is refused, the log saying "<section> node 0: the stream's <what>"
+    (rl_board_refuse)."""
+    @pytest.mark.parametrize("case", cases)
+    def test(artifacts, tmp_path, snapshot, case):
+        path, was, bad, said = cases[case]
+        log = load_patched(lambda state: rig_class(artifacts, tmp_path, name="dst",
+                                                   incoming=state),
+                           snapshot[0], tmp_path / "bad.state", section, path, bad, was)
+        assert f"{section} node 0: the stream's {said}" in log, log[-3000:]
+    return test
 
 
 class Stream:

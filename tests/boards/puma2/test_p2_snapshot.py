@@ -4,7 +4,7 @@ come back; a stream with a bad page entry or register is refused by post_load, n
 it; a board with a transaction in flight refuses to be saved, naming it, and goes on."""
 import pytest
 from p2_rig import MEM, PAGE, Rig
-from snapshots import refused_naming, resume, save, save_completed
+from snapshots import corruption_test, resume, save, save_completed
 
 from retrolink.qtest.puma2_regs import R, resp, wire_frame
 
@@ -92,11 +92,7 @@ CORRUPTIONS = {
 }
 
 
-@pytest.mark.parametrize("case", CORRUPTIONS)
-def test_a_stream_with_a_bad_page_entry_is_refused(artifacts, tmp_path, snapshot, case):
-    refused_naming(lambda state: Rig(artifacts, tmp_path, name="dst", incoming=state),
-                   snapshot[0], tmp_path, SECTION, CORRUPTIONS[case],
-                   "retrolink-puma2 node 0: the stream's ")
+test_a_stream_with_a_bad_page_entry_is_refused = corruption_test(CORRUPTIONS, SECTION, Rig)
 
 
 def test_a_board_with_a_transaction_in_flight_refuses_a_save_and_goes_on(artifacts,

@@ -209,3 +209,34 @@ def test_arming_events_and_reset(rig):
     assert rig.reg(R.VIA_REG_CTRL) == 0 and rig.reg(R.VIA_REG_IRQ_MASK) == 0
     assert rig.reg(R.VIA_REG_TPT_PAGES) == 0 and rig.reg(R.VIA_REG_DESC_ERRORS) == 0
     assert rig.db(33, R.VIA_DB_RQ_DONE) == 0
+
+
+RW_FIELDS = ("VIA_REG_MR_VA_LO", "VIA_REG_MR_VA_HI", "VIA_REG_MR_LEN", "VIA_REG_MR_TPT",
+             "VIA_REG_MR_PTAG", "VIA_REG_VI_PTAG", "VIA_REG_VI_CQ", "VIA_REG_VI_PEER",
+             "VIA_REG_CQ_ADDR_LO", "VIA_REG_CQ_ADDR_HI", "VIA_REG_CQ_ENTRIES",
+             "VIA_REG_CM_TX_DEST", "VIA_REG_TPT_HI")
+
+
+def test_fields_read_back_and_write_only_registers_read_zero(rig):
+    rig.q.clock_set(3_000_000)
+    for i, name in enumerate(RW_FIELDS):
+        rig.set_reg(getattr(R, name), 0x1234567 * (i + 1) & 0xFFFFFFFF)
+    assert [rig.reg(getattr(R, n)) for n in RW_FIELDS] == \
+        [0x1234567 * (i + 1) & 0xFFFFFFFF for i in range(len(RW_FIELDS))]
+    assert [rig.reg(cm_tx_word(i)) for i in range(8)] == [0] * 8
+    for name in ("VIA_REG_MR_CMD", "VIA_REG_VI_CMD", "VIA_REG_CQ_CMD", "VIA_REG_ARM",
+                 "VIA_REG_CM_TX_GO", "VIA_REG_CM_RX_POP"):
+        assert rig.reg(getattr(R, name)) == 0
+    # read-only registers take no write
+    rig.set_reg(R.VIA_REG_TX_MSGS, 5)
+    rig.set_reg(R.VIA_REG_VI_STATE, 2)
+    assert rig.reg(R.VIA_REG_TX_MSGS) == 0 and rig.reg(R.VIA_REG_VI_STATE) == 0
+    # IRQ: causes beyond VIA_IRQ_ALL are not kept; IRQ_STATUS is write-1-to-clear
+    rig.set_reg(R.VIA_REG_IRQ_MASK, 0xFFFFFFFF)
+    assert rig.reg(R.VIA_REG_IRQ_MASK) == R.VIA_IRQ_ALL
+    rig.set_reg(R.VIA_REG_CTRL, R.VIA_CTRL_ENABLE)
+    assert rig.vi_cmd(0, R.VIA_VI_CMD_OPEN) == 0
+    rig.post(0, 1, 0)
+    assert rig.vi_cmd(0, R.VIA_VI_CMD_CLOSE) == 0      # a flush: no event unarmed
+    rig.q.clock_step(10**6)
+    assert rig.reg(R.VIA_REG_IRQ_STATUS) == 0

@@ -4,7 +4,7 @@ come back and it goes on (a send goes, a posted receive takes a message); a stre
 bad index, count or state is refused by post_load, naming it; a NIC with a send in
 flight refuses to be saved, naming it, and goes on."""
 import pytest
-from snapshots import refused_naming, resume, save, save_completed
+from snapshots import corruption_test, resume, save, save_completed
 from via_rig import HANDLE, VA, Rig, descriptor, wire_frame
 
 from retrolink.qtest.via_regs import R
@@ -94,11 +94,7 @@ CORRUPTIONS = {
 }
 
 
-@pytest.mark.parametrize("case", CORRUPTIONS)
-def test_a_stream_with_a_bad_field_is_refused(artifacts, tmp_path, snapshot, case):
-    refused_naming(lambda state: Rig(artifacts, tmp_path, name="dst", incoming=state),
-                   snapshot[0], tmp_path, SECTION, CORRUPTIONS[case],
-                   "retrolink-via node 0: the stream's ")
+test_a_stream_with_a_bad_field_is_refused = corruption_test(CORRUPTIONS, SECTION, Rig)
 
 
 def test_a_nic_with_a_send_in_flight_refuses_a_save_and_goes_on(artifacts, tmp_path):

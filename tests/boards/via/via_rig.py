@@ -38,6 +38,12 @@ class Rig(ScriptedRig):
                          props=",".join(x for x in ("start-us=0", props) if x),
                          fabric_props="mac=52:54:00:12:34:56", nodes=nodes, **kw)
 
+    def close(self):
+        """As DeviceRig's; no frame may have left before the NIC's promise."""
+        status = super().close()
+        assert "before the promise" not in self.log.read_text()
+        return status
+
     # registers
     def reg(self, off: int) -> int:
         return self.q.readl(CTRL + off)

@@ -82,13 +82,14 @@ def tag(g) -> int:
     return g.rng.choice((5, 5, 5, 6, 0, 255, 256))
 
 
-def tpt(g) -> None:
+def tpt(g, sane: bool = False) -> None:
     """The TPT: mostly valid writable entries of tag 5, some read-only, of tag 6, holes,
-    pointing outside RAM; the NIC told where it is (refused while enabled) and enabled."""
+    pointing outside RAM (sane: all valid and writable but now and then one); the NIC told
+    where it is (refused while enabled) and enabled."""
     rng = g.rng
     entries = []
     for i in range(PAGES):
-        r = rng.random()
+        r = rng.random() * (0.1 if sane else 1)
         addr = DATA + i * 4096
         if r < 0.7:
             e = addr | 3 | 5 << 4
@@ -110,6 +111,29 @@ def tpt(g) -> None:
                                                R.VIA_TPT_MAX_PAGES + 1))),
              (R.VIA_REG_IRQ_MASK, R.VIA_IRQ_ALL),
              (R.VIA_REG_CTRL, R.VIA_CTRL_ENABLE)))
+
+
+def bring_up(g) -> None:
+    """What the agent does first, mostly sanely: the TPT, the NIC enabled, region 1 over
+    the TPT's pages with tag 5, CQ 0, and a VI opened with them and connected to a peer's
+    VI of the same number, or put in datagram mode; now and then one step at an edge."""
+    rng = g.rng
+    tpt(g, sane=rng.random() < 0.7)
+    regs(g, ((R.VIA_REG_MR_INDEX, 0), (R.VIA_REG_MR_VA_LO, VA), (R.VIA_REG_MR_VA_HI, 0),
+             (R.VIA_REG_MR_LEN, PAGES * 4096), (R.VIA_REG_MR_TPT, 0),
+             (R.VIA_REG_MR_PTAG, 5), (R.VIA_REG_MR_CMD, R.VIA_MR_SET)))
+    regs(g, ((R.VIA_REG_CQ_INDEX, 0), (R.VIA_REG_CQ_ADDR_LO, CQS), (R.VIA_REG_CQ_ADDR_HI, 0),
+             (R.VIA_REG_CQ_ENTRIES, rng.choice((2, 8, 64))), (R.VIA_REG_CQ_CMD, R.VIA_CQ_SET)))
+    v = g.via_vi = rng.randrange(VIS)
+    cmd = R.VIA_VI_CMD_OPEN if rng.random() < 0.75 else R.VIA_VI_CMD_DATAGRAM
+    peer = 1 if g.node != 1 else 0
+    regs(g, ((R.VIA_REG_VI_INDEX, v), (R.VIA_REG_VI_PTAG, 5 if rng.random() < 0.9 else tag(g)),
+             (R.VIA_REG_VI_CQ, rng.choice((0, 0, 0xFFFF0000, 0xFFFFFFFF))),
+             (R.VIA_REG_VI_PEER, peer | v << 16), (R.VIA_REG_VI_CMD, cmd)))
+    if cmd == R.VIA_VI_CMD_OPEN:
+        g.write(4, ctrl(g, R.VIA_REG_VI_CMD), R.VIA_VI_CMD_CONNECT)
+    if rng.random() < 0.2:
+        rng.choice((region, cq, vi))(g)
 
 
 def region(g) -> None:
@@ -155,6 +179,9 @@ def post(g) -> None:
     """A descriptor written in region 1's memory (mostly sane: segments in it, lengths
     that add up, a destination node) and posted, some refused or malformed."""
     rng = g.rng
+    if rng.random() < 0.6:
+        good_post(g)
+        return
     v = rng.choice((*range(VIS), 63))
     off = rng.choice((0, 64, 128, 4096 - 64, 30 * 4096, 100, PAGES * 4096))
     segs = []
@@ -167,16 +194,34 @@ def post(g) -> None:
     if rng.random() < 0.2:
         length = rng.choice(LENGTHS)
     control = rng.choice((0, 0, R.VIP_CONTROL_IMMEDIATE, 1, 2, 0x10))
-    dest = rng.choice((1, 1, 2, R.VIA_DEST_BROADCAST, 0, g.nodes, 0xFFFFFFFF))
+    dest = rng.choice((1, 1, 0, 2, R.VIA_DEST_BROADCAST, g.nodes, 0xFFFFFFFF))
     seg_count = len(segs) if rng.random() < 0.9 else rng.choice((17, 0xFFFF))
     blob = descriptor(segs, length=length, control=control, immediate=g.value(4),
                       reserved=dest, seg_count=seg_count)
     if off + len(blob) <= PAGES * 4096:
         g.memwrite(DATA + off, blob)
-    handle = rng.choice((1, 1, 1, 1, 0, 2, 1024, 0xFFFFFFFF))
+    handle = rng.choice((1, 1, 1, 1, 1, 1, 0, 2, 1024, 0xFFFFFFFF))
     q = rng.choice((R.VIA_DB_SEND, R.VIA_DB_RECV))
-    for _ in range(rng.choice((1, 1, 2, 300))):
+    for _ in range(rng.choice((1, 1, 1, 2, 4, 300))):
         g.write(8, doorbell(g, v, q), db_value(handle, off))
+
+
+def good_post(g) -> None:
+    """What VIPL posts: a sane descriptor (1 to 3 segments in region 1, Length their sum,
+    a destination of the network) on the VI bring_up set up, a send or a receive."""
+    rng = g.rng
+    v = getattr(g, "via_vi", 0)
+    off = 64 * rng.randrange(16)
+    segs = [(VA + 4096 * rng.randrange(2, 24) + rng.randrange(64), 1,
+             rng.choice((0, 1, 100, 2048, 3000, 9000))) for _ in range(rng.randint(1, 3))]
+    dest = rng.choice([n for n in range(min(g.nodes, 4)) if n != g.node] or [1])
+    if rng.random() < 0.15:
+        dest = R.VIA_DEST_BROADCAST
+    g.memwrite(DATA + off, descriptor(segs, control=rng.choice((0, R.VIP_CONTROL_IMMEDIATE)),
+                                      immediate=g.value(4), reserved=dest))
+    q = R.VIA_DB_SEND if rng.random() < 0.6 else R.VIA_DB_RECV
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        g.write(8, doorbell(g, v, q), db_value(1, off))
 
 
 def reap(g) -> None:
@@ -283,8 +328,8 @@ BOARD = BoardSpec(
     pci_id=(R.VIA_PCI_VENDOR_ID, R.VIA_PCI_DEVICE_ID),
     registers=REGISTERS,
     properties=properties,
-    sequences=(tpt, region, region, cq, vi, vi, post, post, post, reap, cm, control,
-               scribble),
+    sequences=(bring_up, bring_up, tpt, region, cq, vi, post, post, post, post, reap, cm,
+               control, scribble),
     frame=frame,
     check_frame=check_frame,
 )
