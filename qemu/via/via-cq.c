@@ -182,7 +182,8 @@ void via_cqe_done(ViaState *s, ViaDone *d)
 static void via_vi_stop(ViaVi *vi, uint32_t q)
 {
     if (q == 0) {
-        vi->tx_busy = vi->tx_wait_ack = false;
+        vi->tx_busy = false;
+        vi->tx_unacked = vi->tx_held = 0;
         vi->tx_gen++;
     } else {
         vi->rx_busy = false;

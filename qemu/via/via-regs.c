@@ -137,7 +137,7 @@ static void via_vi_open(ViaState *s, ViaVi *vi, uint32_t state)
         vi->ptag = s->vi_ptag;
         vi->send_cq = scq;
         vi->recv_cq = rcq;
-        vi->tx_seq = vi->rx_seq = 0;
+        vi->tx_seq = vi->tx_ack_seq = vi->rx_seq = 0;
     }
 }
 
@@ -167,7 +167,7 @@ static void via_vi_cmd(ViaState *s, uint32_t cmd)
             vi->state = VIA_VI_CONNECTED;
             vi->peer_node = node;
             vi->peer_vi = pvi;
-            vi->tx_seq = vi->rx_seq = 0;
+            vi->tx_seq = vi->tx_ack_seq = vi->rx_seq = 0;
         }
         break;
     case VIA_VI_CMD_DISCONNECT:

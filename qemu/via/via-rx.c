@@ -113,13 +113,13 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
         via_rx_drop(s, f, "the VI does not take it", dgram);
         return;
     }
-    if (vi->rx_busy && vi->rx_len == vi->rx_msg_len && ready < vi->rx_written) {
+    if (vi->rx_busy && vi->rx_len == vi->rx_msg_len) {
         /*
          * The message under way has all its frames and the DMA is writing them: the NIC
          * takes the frames that follow (the next message) from its receive buffer once
-         * the last is written, in the order they came.
+         * the last is written (an event at that time, after the write's), in order.
          */
-        rl_sched_add(&s->rl->sched, vi->rx_written, RL_EV_CLASS_INTERNAL, 0,
+        rl_sched_add(&s->rl->sched, MAX(ready, vi->rx_written), RL_EV_CLASS_INTERNAL, 0,
                      VIA_EV_RX_AGAIN, v, vi->rx_gen, f);
         return;
     }

@@ -1,14 +1,18 @@
 /*
  * The VIA NIC: the send engine (via-regs.h, "VIs"; docs/boards/via.md, "Timing").
  *
- * A VI sends its posted descriptors one at a time, in order. For the head of its send
- * queue the DMA engine fetches the descriptor (its control segment and data segments,
- * one transfer), then the NIC's engine checks it ('desc-ns'); then the message is read
- * in pieces of up to VIA_FRAME_PAYLOAD bytes, each a DMA transfer, and each piece is
- * built into a frame by the NIC's engine ('frame-ns') and handed to the link. The DMA
- * of the next piece starts when the previous one ends, so it overlaps the NIC and the
- * link sending the previous frame. On a connected VI the descriptor completes when the
- * ACK arrives, on a datagram VI when its last frame has left; then the next one starts.
+ * A VI sends its posted descriptors one at a time, in order. For the next one of its
+ * send queue the DMA engine fetches the descriptor (its control segment and data
+ * segments, one transfer), then the NIC's engine checks it ('desc-ns'); then the message
+ * is read in pieces of up to VIA_FRAME_PAYLOAD bytes, each a DMA transfer, and each piece
+ * is built into a frame by the NIC's engine ('frame-ns') and handed to the link. The
+ * DMA of the next piece starts when the previous one ends, so it overlaps the NIC and
+ * the link sending the previous frame. On a connected VI the next message's fetch starts
+ * when the DMA has read the last piece, while the sent ones wait for their ACKs (as deep
+ * as the send queue); each completes, in order, when its ACK arrives. An error found in
+ * a message while earlier ones wait completes it once they are acknowledged, so that
+ * the queue completes in order. On a datagram VI a send completes when its last frame
+ * has left; then the next one starts.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -188,13 +192,14 @@ void via_tx_kick(ViaState *s, uint32_t v, uint64_t ready)
     ViaVi *vi = &s->vi[v];
     ViaWq *wq = &vi->wq[0];
 
-    if (vi->tx_busy || !wq->count ||
+    if (vi->tx_busy || wq->count <= vi->tx_unacked ||
         (vi->state != VIA_VI_CONNECTED && vi->state != VIA_VI_DATAGRAM)) {
         return;
     }
     vi->tx_busy = true;
-    vi->tx_wait_ack = false;
-    vi->tx_bad = !via_desc_read(s, vi, wq->db[wq->head], &vi->tx, &vi->tx_err);
+    vi->tx_held = 0;
+    vi->tx_bad = !via_desc_read(s, vi, wq->db[(wq->head + vi->tx_unacked) % VIA_WQ_DEPTH],
+                                &vi->tx, &vi->tx_err);
     uint64_t t = via_dma(s, ready, vi->tx_bad ? sizeof(vi->tx.cs) : via_desc_bytes(&vi->tx));
     t = rl_server_run(&s->nic, t, s->desc_ns);
     trace_retrolink_via_tx_fetch(s->rl->node, v, ready, t);
@@ -202,13 +207,20 @@ void via_tx_kick(ViaState *s, uint32_t v, uint64_t ready)
                  NULL);
 }
 
-/* The send queue's head completes with 'status' from 'ready'; the next one may start. */
+/*
+ * The send being sent completes with 'status' from 'ready'; the next one may start. With
+ * sends still waiting for their ACKs, an error waits for them (via_tx_ack).
+ */
 static void via_tx_finish(ViaState *s, uint32_t v, uint32_t status, uint64_t ready)
 {
     ViaVi *vi = &s->vi[v];
-    uint64_t db = via_wq_pop(&vi->wq[0]);
 
-    vi->tx_busy = vi->tx_wait_ack = false;
+    if (vi->tx_unacked) {
+        vi->tx_held = status;
+        return;
+    }
+    uint64_t db = via_wq_pop(&vi->wq[0]);
+    vi->tx_busy = false;
     via_complete(s, via_done_new(v, 0, db, status), ready);
     if ((status & VIP_STATUS_ERROR_MASK) && vi->state == VIA_VI_CONNECTED) {
         via_vi_break(s, v, true, ready);
@@ -229,10 +241,14 @@ void via_tx_start(ViaState *s, uint32_t v)
     uint32_t status = vi->tx_err;
 
     if (vi->tx_bad) {
-        uint64_t db = via_wq_pop(&vi->wq[0]);
+        ViaWq *wq = &vi->wq[0];
+        uint64_t db = wq->db[(wq->head + vi->tx_unacked) % VIA_WQ_DEPTH];
         rl_board_guest_error(s->rl, "VI %u: the send descriptor at handle %u offset 0x%x "
                              "cannot be read: the VI breaks", v, VIA_DB_HANDLE(db),
                              VIA_DB_OFFSET(db));
+        if (!vi->tx_unacked) {
+            via_wq_pop(wq);     /* else the break flushes it with the ones before it */
+        }
         vi->tx_busy = false;
         s->desc_errors++;
         via_vi_break(s, v, true, via_now());
@@ -322,7 +338,10 @@ void via_tx_dma(ViaState *s, uint32_t v)
         return;
     }
     if (!dgram) {
-        vi->tx_wait_ack = true;
+        /* sent: it waits for its ACK while the next one is fetched */
+        vi->tx_busy = false;
+        vi->tx_unacked++;
+        via_tx_kick(s, v, via_now());
     } else if (f) {
         /* the last copy's leaving completes the send */
         f->complete = true;
@@ -367,19 +386,24 @@ void via_tx_ack(ViaState *s, uint32_t v, uint32_t seq, uint32_t status, uint64_t
 {
     ViaVi *vi = &s->vi[v];
 
-    if (vi->state != VIA_VI_CONNECTED || !vi->tx_wait_ack || seq != vi->tx_cur_seq) {
+    if (vi->state != VIA_VI_CONNECTED || !vi->tx_unacked || seq != vi->tx_ack_seq) {
         trace_retrolink_via_rx_drop(s->rl->node, v, "an ACK for no send", ready);
         return;
     }
+    uint64_t db = via_wq_pop(&vi->wq[0]);
+    vi->tx_unacked--;
+    vi->tx_ack_seq++;
     if (status & VIP_STATUS_ERROR_MASK) {
         /* the receiver has broken its VI already: this one breaks, no BREAK sent */
-        uint64_t db = via_wq_pop(&vi->wq[0]);
-        vi->tx_busy = vi->tx_wait_ack = false;
         via_complete(s, via_done_new(v, 0, db, VIP_STATUS_TRANSPORT_ERROR), ready);
         via_vi_break(s, v, false, ready);
         return;
     }
-    via_tx_finish(s, v, 0, ready);
+    via_complete(s, via_done_new(v, 0, db, 0), ready);
+    if (!vi->tx_unacked && vi->tx_held) {
+        /* the send after it met an error: its turn to complete has come */
+        via_tx_finish(s, v, vi->tx_held, ready);
+    }
 }
 
 /* CM_TX_GO: one connection-manager message to cm_dest, from the store's end. */

@@ -292,7 +292,7 @@ static int via_pre_save(void *opaque)
     g_autoptr(GString) what = g_string_new(NULL);
 
     for (uint32_t v = 0; v < VIA_MAX_VIS; v++) {
-        if (s->vi[v].tx_busy) {
+        if (s->vi[v].tx_busy || s->vi[v].tx_unacked) {
             g_string_append_printf(what, "; VI %u's send", v);
         }
         if (s->vi[v].rx_busy) {
@@ -374,6 +374,8 @@ static int via_post_load_vi(ViaState *s, uint32_t v)
         vi->state != VIA_VI_DATAGRAM) {
         return rl_board_refuse(s->rl, "VI %u has sends posted in state %u", v, vi->state);
     }
+    /* saved with no send waiting for its ACK: every message sent was acknowledged */
+    vi->tx_ack_seq = vi->tx_seq;
     return 0;
 }
 

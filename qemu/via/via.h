@@ -103,11 +103,17 @@ typedef struct ViaVi {
     uint32_t rx_seq;            /* messages received on it */
     uint32_t gen;               /* bumped by CLOSE and reset: its write-backs are stale */
     uint32_t tx_gen, rx_gen;    /* bumped when a send / a receive is dropped */
-    /* the send under way (tx_busy): not saved (pre_save refuses it) */
-    bool tx_busy;               /* the send queue's head is being sent */
-    bool tx_wait_ack;           /* its frames are out: waiting for the ACK */
+    /*
+     * The sends under way: not saved (pre_save refuses them). The first tx_unacked
+     * descriptors of the send queue are sent and wait for their ACKs, oldest first (the
+     * oldest is message tx_ack_seq); with tx_busy, the next one is being sent.
+     */
+    uint32_t tx_unacked;
+    uint32_t tx_ack_seq;
+    bool tx_busy;
     bool tx_bad;                /* its descriptor cannot be read */
     uint32_t tx_err;            /* the VIP_STATUS_* error its fetch found */
+    uint32_t tx_held;           /* an error it met while earlier sends await their ACKs */
     uint32_t tx_off, tx_cur_seq;
     ViaDesc tx;
     /* the message being received (rx_busy): not saved */

@@ -77,17 +77,18 @@ def test_connected_send(artifacts, tmp_path, p, length):
 
 
 def test_two_sends_back_to_back(artifacts, tmp_path):
-    """Two sends posted at once on one VI: the second is fetched only once the first's ACK
-    has been checked, its fetch queued behind the first's Status write on the DMA engine."""
+    """Two sends posted at once on one VI: the second is fetched as soon as the DMA has
+    read the first's last piece (the first waits for its ACK meanwhile, the NIC's engine
+    building its last frame first), and each completes, in order, when its ACK comes."""
     t = 2_200_000
     nic = Nic(P)
     first = nic.send(t + P["pio_write"], 3000)
+    second = nic.send(nic.dma_free, 100)
     ack1_at = first[-1] + 7000
-    ack_done, done1 = nic.ack(ack1_at)
-    # the second post's store ended before; its fetch is booked when the ACK's check ends,
-    # after the first's Status write and before its CQ entry (booked when that write ends)
-    second = nic.send(ack_done, 100)
     ack2_at = second[-1] + 7000
+    assert ack1_at < ack2_at
+    _, done1 = nic.ack(ack1_at)
+    nic.cqe(done1)
     _, done2 = nic.ack(ack2_at)
     acks = [(ack1_at, 1, wire_frame(R.VIA_F_ACK, src_vi=7, dst_vi=3, seq=0, status=DONE_RECV)),
             (ack2_at, 1, wire_frame(R.VIA_F_ACK, src_vi=7, dst_vi=3, seq=1, status=DONE_RECV))]

@@ -193,7 +193,8 @@ def test_receive_protection_and_length(artifacts, tmp_path):
 def test_no_receive_descriptor_breaks_both_vis(artifacts, tmp_path):
     """A message to a VI with no receive posted: the ACK carries TRANSPORT_ERROR and the VI
     breaks, flushing its posted send; at the sender, that ACK completes the send with
-    TRANSPORT_ERROR and flushes the next one and the posted receive."""
+    TRANSPORT_ERROR and flushes the next one (sent meanwhile, waiting for its own ACK) and
+    the posted receive."""
     msg = pattern(100)
     ack_err = wire_frame(R.VIA_F_ACK, src_vi=9, dst_vi=1, seq=0,
                          status=RECV | R.VIP_STATUS_TRANSPORT_ERROR)
@@ -211,9 +212,9 @@ def test_no_receive_descriptor_breaks_both_vis(artifacts, tmp_path):
         rig.post(1, 0, 64)
         rig.post(1, 1, 128)
         rig.q.clock_set(T + 300_000)
-        out = [(f["type"], f["dst"]) for f in rig.wait_frames(2)]
-        assert out == [(R.VIA_F_DATA, 2), (R.VIA_F_ACK, 1)]
-        assert rig.frames()[1]["status"] == R.VIP_STATUS_TRANSPORT_ERROR
+        out = [(f["type"], f["dst"], f["status"]) for f in rig.wait_frames(3)]
+        assert out == [(R.VIA_F_DATA, 2, 0), (R.VIA_F_DATA, 2, 0),
+                       (R.VIA_F_ACK, 1, R.VIP_STATUS_TRANSPORT_ERROR)]
         assert rig.desc(0)["status"] == DONE | R.VIP_STATUS_TRANSPORT_ERROR
         assert rig.desc(64)["status"] == DONE | R.VIP_STATUS_DESC_FLUSHED_ERROR
         assert rig.desc(128)["status"] == RECV | R.VIP_STATUS_DESC_FLUSHED_ERROR
