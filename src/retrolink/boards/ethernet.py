@@ -25,8 +25,10 @@ class Nic(NamedTuple):
 NICS = {
     "e1000": Nic("e1000", "e1000", True),      # Intel 82540EM, PCI
     # Intel 82557 B-step, PCI: the e100 driver loads microcode only for 82559 and later
-    # (e100_request_firmware), so this one binds without firmware, and without warnings
-    "e100": Nic("i82557b", "e100", False),
+    # (e100_request_firmware), so this one binds without firmware, and without warnings.
+    # It DMAs each frame from the driver's buffer. Its PHY's status (MII register 1)
+    # shows the link, which the driver polls every 2 s (qemu/patches/0009)
+    "e100": Nic("i82557b", "e100", True),
     "tulip": Nic("tulip", "tulip", False),     # DEC 21143, PCI
     # AMD Am79C970A PCnet-PCI II, 10 Mb/s only: the PCI sibling of the Lance (Am7990), the
     # on-board Ethernet of a SPARCstation 2. QEMU's model shows its link in BCR4, which
