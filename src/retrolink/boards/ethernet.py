@@ -34,6 +34,11 @@ NICS = {
     # on-board Ethernet of a SPARCstation 2. QEMU's model shows its link in BCR4, which
     # the driver reads when the interface comes up and every 2 s after
     "pcnet": Nic("pcnet", "pcnet32", True, 10_000_000 // 8),
+    # RealTek 8139, PCI, 10/100: sends from four fixed transmit buffers, into which the
+    # 8139too driver copies every frame; QEMU's model shows its link in its PHY's status
+    # (link_status_changed). Revision 0x10: 8139too refuses the 8139C+ (0x20, QEMU's
+    # default) for 8139cp, which drives the C+ descriptor rings (qemu/patches/0010)
+    "rtl8139": Nic("rtl8139,revision=16", "8139too", True),
 }
 
 # retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
@@ -51,7 +56,7 @@ def ip_address(network_index: int, node: int) -> str:
 
 
 class EthernetBoard(BoardBase):
-    model: Literal["e1000", "e100", "tulip", "pcnet"]
+    model: Literal["e1000", "e100", "tulip", "pcnet", "rtl8139"]
     # The NIC's fixed cost per frame besides moving its bytes. Sending: the descriptor
     # fetch, a PCI read of 16 bytes (bus arbitration, at most 16 clocks of target initial
     # latency by PCI 2.2, 4 data phases: about 25 clocks, 0.75 us at 33 MHz) and the MAC's

@@ -26,7 +26,8 @@ def option(argv, flag, prefix):
 @pytest.mark.parametrize("model, device, module", [("e1000", "e1000", "e1000"),
                                                    ("e100", "i82557b", "e100"),
                                                    ("tulip", "tulip", "tulip"),
-                                                   ("pcnet", "pcnet", "pcnet32")])
+                                                   ("pcnet", "pcnet", "pcnet32"),
+                                                   ("rtl8139", "rtl8139,revision=16", "8139too")])
 def test_each_nic_gets_its_device_driver_and_a_mac_of_the_scheme(tmp_path, model, device,
                                                                   module):
     m = load_machine(str(machine_file(tmp_path, model)))
