@@ -7,7 +7,7 @@ CONFIG_RETROLINK_PCI_BOARD=y
 CONFIG_ISA_DEBUG=y
 # the boot barrier's port, where clusters are snapshotted (docs/snapshots.md)
 CONFIG_RETROLINK_BARRIER=y
-# stock NICs, whose Debian drivers the initramfs carries (e1000, e100, tulip, pcnet32),
+# stock NICs, whose Debian drivers the initramfs carries (e1000, e100, tulip, pcnet32, 8139too),
 # joined to a fabric network by -netdev retrolink (docs/boards/ethernet.md); PCnet-PCI is
 # the Lance's PCI sibling, the NIC of the 10 Mb/s machines (machines/nfs-10m.toml)
 CONFIG_RETROLINK_NET=y
@@ -15,6 +15,8 @@ CONFIG_E1000_PCI=y
 CONFIG_EEPRO100_PCI=y
 CONFIG_TULIP=y
 CONFIG_PCNET_PCI=y
+# RealTek 8139: the NIC that copies every frame into its four fixed transmit buffers
+CONFIG_RTL8139_PCI=y
 # a SCSI hard disk of the period: QEMU's LSI 53C895A (the Debian kernel's sym53c8xx binds
 # it) with scsi-hd, on our rl-disk block driver, which times it (docs/boards/scsi-disk.md)
 CONFIG_LSI_SCSI_PCI=y

@@ -25,13 +25,20 @@ class Nic(NamedTuple):
 NICS = {
     "e1000": Nic("e1000", "e1000", True),      # Intel 82540EM, PCI
     # Intel 82557 B-step, PCI: the e100 driver loads microcode only for 82559 and later
-    # (e100_request_firmware), so this one binds without firmware, and without warnings
-    "e100": Nic("i82557b", "e100", False),
+    # (e100_request_firmware), so this one binds without firmware, and without warnings.
+    # It DMAs each frame from the driver's buffer. Its PHY's status (MII register 1)
+    # shows the link, which the driver polls every 2 s (qemu/patches/0009)
+    "e100": Nic("i82557b", "e100", True),
     "tulip": Nic("tulip", "tulip", False),     # DEC 21143, PCI
     # AMD Am79C970A PCnet-PCI II, 10 Mb/s only: the PCI sibling of the Lance (Am7990), the
     # on-board Ethernet of a SPARCstation 2. QEMU's model shows its link in BCR4, which
     # the driver reads when the interface comes up and every 2 s after
     "pcnet": Nic("pcnet", "pcnet32", True, 10_000_000 // 8),
+    # RealTek 8139, PCI, 10/100: sends from four fixed transmit buffers, into which the
+    # 8139too driver copies every frame; QEMU's model shows its link in its PHY's status
+    # (link_status_changed). Revision 0x10: 8139too refuses the 8139C+ (0x20, QEMU's
+    # default) for 8139cp, which drives the C+ descriptor rings (qemu/patches/0010)
+    "rtl8139": Nic("rtl8139,revision=16", "8139too", True),
 }
 
 # retrolink's MAC scheme: 52:54:00 is QEMU's OUI, then 0x52 ('R'), the network, the station
@@ -49,7 +56,7 @@ def ip_address(network_index: int, node: int) -> str:
 
 
 class EthernetBoard(BoardBase):
-    model: Literal["e1000", "e100", "tulip", "pcnet"]
+    model: Literal["e1000", "e100", "tulip", "pcnet", "rtl8139"]
     # The NIC's fixed cost per frame besides moving its bytes. Sending: the descriptor
     # fetch, a PCI read of 16 bytes (bus arbitration, at most 16 clocks of target initial
     # latency by PCI 2.2, 4 data phases: about 25 clocks, 0.75 us at 33 MHz) and the MAC's

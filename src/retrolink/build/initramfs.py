@@ -32,6 +32,7 @@ IMAGE_MODULES = ["kernel/drivers/firmware/qemu_fw_cfg.ko", "kernel/drivers/net/m
                  "kernel/drivers/net/ethernet/intel/e100.ko",
                  "kernel/drivers/net/ethernet/intel/e1000/e1000.ko",
                  "kernel/drivers/net/ethernet/dec/tulip/tulip.ko",
+                 "kernel/drivers/net/ethernet/realtek/8139too.ko",
                  "kernel/fs/ext4/ext4.ko", "kernel/fs/jbd2/jbd2.ko", "kernel/fs/mbcache.ko",
                  "kernel/lib/crc16.ko", "kernel/crypto/crc32c_generic.ko",
                  "kernel/drivers/block/brd.ko",
