@@ -112,8 +112,8 @@ def test_the_registries_agree_with_boards_def():
             assert cls.PROTOCOL == name, f"board model {model}: PROTOCOL {cls.PROTOCOL!r}"
             assert retrolink.boards.BOARDS[model] is cls
     assert retrolink.fuzz.boards.names() == ["cenju3", "e1000", "fc", "puma2", "sx", "via"]
-    # via names its benchmark, whose harness (bench/via.py) is not written yet: none
-    assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "fabric", "boot"]
+    assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "via", "fabric",
+                                       "boot"]
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ help) and main(args, overrides, sweeps) -> int, which checks its options and mac
 before it builds or boots anything (bench/harness.py has what the harnesses share). A
 board whose harness is not written yet (its module is missing) has no benchmark."""
 import importlib
-import importlib.util
 from types import ModuleType
 
 PLATFORM = ("fabric", "boot")
@@ -17,8 +16,7 @@ PLATFORM = ("fabric", "boot")
 def names() -> list[str]:
     """The boards' benchmarks in the registry's order, then the platform's."""
     from retrolink import boards
-    return [m.BENCH for m in boards.modules().values() if getattr(m, "BENCH", None)
-            and importlib.util.find_spec(f"{__name__}.{m.BENCH}") is not None] + \
+    return [m.BENCH for m in boards.modules().values() if getattr(m, "BENCH", None)] + \
         list(PLATFORM)
 
 
