@@ -12,6 +12,8 @@ registered in the name service (`bench`), PE 0 looks it up and measures
 One boot of the 8-PE machine: PE 0 serves one port, the other PEs all send to it at once;
 every message must arrive (many_to_one).
 """
+from functools import partial
+
 from retrolink import paths
 from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
@@ -52,12 +54,8 @@ def many_scripts(d: dict, nodes: int) -> dict[int, str]:
     return scripts
 
 
-def one(res, name: str, **match):
-    (r,) = find(res, name, **match) or [None]
-    if r is None:
-        raise StepFailed(f"mach_bench printed no {name} result for "
-                         + ", ".join(f"{k}={v}" for k, v in match.items()))
-    return r
+# the one RESULT line of a name and fields (mach_bench prints them)
+one = partial(results.one, program="mach_bench")
 
 
 def breakdown(res) -> dict[str, float]:

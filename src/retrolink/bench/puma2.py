@@ -20,11 +20,12 @@ boards.dsm.vme.rate) boots once more per value and measures the remote read and 
 copy there: the paper's "a faster bus or network would help", measured.
 """
 import time
+from functools import partial
 
 from retrolink import paths
 from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import find, machine_parameters, parse_results
+from retrolink.bench.results import machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.node_command import Artifacts
@@ -86,12 +87,8 @@ def scripts(d: dict, full: bool) -> dict[int, str]:
     return {0: " && ".join(server + both), 1: " && ".join(reader + both)}
 
 
-def one(res, name: str, **match):
-    (r,) = find(res, name, **match) or [None]
-    if r is None:
-        raise StepFailed(f"puma2ctl printed no {name} result for "
-                         + ", ".join(f"{k}={v}" for k, v in match.items()))
-    return r
+# the one RESULT line of a name and fields (puma2ctl prints them)
+one = partial(results.one, program="puma2ctl")
 
 
 def measure(machine: Machine, art: Artifacts, d: dict, full: bool, what: str) -> dict:

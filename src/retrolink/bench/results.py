@@ -32,6 +32,17 @@ def find(results: list[Result], name: str, **match) -> list[Result]:
             and all(r.fields.get(k) == str(v) for k, v in match.items())]
 
 
+def one(results: list[Result], name: str, *, program: str, **match) -> Result:
+    """The one `RESULT name` line with those fields; a benchmark that finds none (or
+    several) stops, naming the guest program that should have printed it."""
+    from retrolink.progress import StepFailed
+    found = find(results, name, **match)
+    if len(found) != 1:
+        raise StepFailed(f"{program} printed {len(found) or 'no'} {name} results for "
+                         + ", ".join(f"{k}={v}" for k, v in match.items()) + " (one expected)")
+    return found[0]
+
+
 def load_definition(path, quick: bool) -> dict:
     """A benchmark definition (bench/*.toml); with quick, each value of its [quick] table
     replaces the value of that name at the top and in every table that has one (a [quick]

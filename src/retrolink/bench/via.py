@@ -13,9 +13,8 @@ A UDP datagram holds at most 65507 bytes: UDP's 64 KB point is a datagram of tha
 from retrolink import paths
 from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
-from retrolink.bench.results import csv, find, machine_parameters, parse_results
+from retrolink.bench.results import csv, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
-from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "via.toml"
@@ -56,14 +55,6 @@ def scripts(d: dict) -> dict[int, str]:
     return {0: " && ".join(node0), 1: f"{echo} " + " && ".join(node1) + " && wait"}
 
 
-def one(res, name: str, what: str, **match):
-    (r,) = find(res, name, **match) or [None]
-    if r is None:
-        raise StepFailed(f"no {what}: the guest printed no RESULT {name} "
-                         + " ".join(f"{k}={v}" for k, v in match.items()))
-    return r
-
-
 def measure(machine: Machine, art: Artifacts, d: dict) -> dict:
     result = run_measured(machine, art, scripts(d),
                           "latency vs size (VIA poll, VIA block, UDP, TCP), VIA bandwidth",
@@ -74,13 +65,14 @@ def measure(machine: Machine, art: Artifacts, d: dict) -> dict:
     bw = {"via": {}}
     for s in d["sizes"]:
         for mode in ("poll", "block"):
-            lat[f"via_{mode}"][str(s)] = one(res, "via_latency", f"VIA {mode} latency",
-                                             mode=mode, size=s).num("us")
-        bw["via"][str(s)] = one(res, "via_bandwidth", "VIA bandwidth",
-                                mode="poll", size=s).num("MBps")
+            lat[f"via_{mode}"][str(s)] = results.one(
+                res, "via_latency", program="via_pingpong", mode=mode, size=s).num("us")
+        bw["via"][str(s)] = results.one(
+            res, "via_bandwidth", program="via_pingpong", mode="poll", size=s).num("MBps")
         for proto in ("udp", "tcp"):
-            lat[proto][str(s)] = one(res, "one_way_us", f"{proto} latency",
-                                     size=udp_size(s), proto=proto).num("value")
+            lat[proto][str(s)] = results.one(
+                res, "one_way_us", program="udp_pingpong", size=udp_size(s),
+                proto=proto).num("value")
     return {"latency_us": lat, "bandwidth_MBps": bw}
 
 
