@@ -93,6 +93,8 @@
 #define CPCI_REG_ERR_STATUS     0x038   /* RW1C: CPCI_ERR_* */
 #define CPCI_REG_ERR_MASK       0x03c   /* RW: a set bit keeps that error from interrupting */
 #define CPCI_REG_ERR_ADDR       0x040   /* RO: the offending BAR0/BAR2 offset of the last error */
+#define CPCI_REG_MAC_LO         0x044   /* RO: IEEE address for the driver's netdev: bytes 0..3 */
+#define CPCI_REG_MAC_HI         0x048   /* RO: bytes 4..5 in bits 0..15 (qdev property "mac") */
 /* counters, RO, 32 bits, wrapping */
 #define CPCI_REG_TX_WRITES      0x080   /* stores sent into peers' windows */
 #define CPCI_REG_TX_BYTES       0x084
