@@ -12,7 +12,14 @@
  *       then ends the echo server
  *   udp_pingpong flood --peer HOST [--port P] [--size S] [--count N]
  *       send N datagrams as fast as the stack takes them, no replies
- * --tcp (echo, ping): the same over one TCP connection with TCP_NODELAY: for each size the
+ *   udp_pingpong stream --peer HOST [--port P] [--size S] --rate KBPS --ms T
+ *       send messages of S bytes at KBPS kB/s (10^3 bytes) for T ms, each at its time
+ *       (message k at start + k * S / rate: a fixed offered load, whatever the link
+ *       takes), then the end (UDP: a 0-byte datagram; TCP: close); prints
+ *       RESULT stream_tx proto=.. size=S bytes=..
+ *   udp_pingpong sink [--port P]
+ *       take one stream's messages until its end; prints RESULT stream_rx proto=.. bytes=..
+ * --tcp (echo, ping, stream, sink): the same over one TCP connection with TCP_NODELAY: for each size the
  * client announces size and count (8 bytes, untimed), then each round trip is a message
  * of that size written whole and read back whole by both sides (the server reads it all
  * before it answers); RESULT lines end in proto=tcp (else proto=udp).
@@ -46,7 +53,7 @@
 
 struct opts {
     const char *mode, *peer;
-    int port, iters, warmup, size, count, nsizes, busy_poll, tcp;
+    int port, iters, warmup, size, count, nsizes, busy_poll, tcp, rate_kBps, ms;
     int sizes[MAX_SIZES];
 };
 
@@ -381,6 +388,73 @@ static int flood(const struct opts *o)
     return 0;
 }
 
+/* The stream's sender: message k leaves at start + k * size / rate, for o->ms. */
+static int stream(const struct opts *o)
+{
+    static uint8_t buf[MAX_PAYLOAD];
+    struct sockaddr_in to;
+    int fd = peer_socket(o, &to, o->tcp ? SOCK_STREAM : SOCK_DGRAM);
+    int64_t start, end, gap = (int64_t)o->size * 1000000 / o->rate_kBps;   /* ns */
+    long long bytes = 0;
+
+    if (connect(fd, (struct sockaddr *)&to, sizeof(to))) {
+        die("connect");
+    }
+    memset(buf, 0xa5, o->size);
+    start = now_ns();
+    end = start + (int64_t)o->ms * 1000000;
+    for (int64_t at = start; at < end; at += gap) {
+        struct timespec ts = { .tv_sec = at / 1000000000, .tv_nsec = at % 1000000000 };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+        }
+        if (o->tcp ? io_full(fd, buf, o->size, 1) : -(send(fd, buf, o->size, 0) != o->size)) {
+            die("send");
+        }
+        bytes += o->size;
+    }
+    if (!o->tcp) {
+        send(fd, buf, 0, 0);    /* the end; a lost one ends the sink by its timeout */
+    }
+    close(fd);
+    printf("RESULT stream_tx proto=%s size=%d bytes=%lld\n", o->tcp ? "tcp" : "udp",
+           o->size, bytes);
+    return 0;
+}
+
+/* The stream's receiver: until the end (or 60 s without a message). */
+static int sink(const struct opts *o)
+{
+    static uint8_t buf[MAX_PAYLOAD];
+    struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(o->port),
+                              .sin_addr.s_addr = htonl(INADDR_ANY) };
+    int one = 1, fd = socket(AF_INET, o->tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+    long long bytes = 0;
+    ssize_t n;
+
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+        bind(fd, (struct sockaddr *)&me, sizeof(me)) || (o->tcp && listen(fd, 1))) {
+        die("bind");
+    }
+    set_timeout(fd, 60000);     /* a sender that never comes: do not hang the run */
+    if (o->tcp) {
+        int lfd = fd;
+        if ((fd = accept(lfd, NULL, NULL)) < 0) {
+            die("accept");
+        }
+        close(lfd);
+        set_timeout(fd, 60000);
+    }
+    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+        bytes += n;
+    }
+    if (n < 0) {
+        die("recv");
+    }
+    close(fd);
+    printf("RESULT stream_rx proto=%s bytes=%lld\n", o->tcp ? "tcp" : "udp", bytes);
+    return 0;
+}
+
 static int parse_sizes(struct opts *o, char *list)
 {
     char *save, *tok;
@@ -402,7 +476,9 @@ static void usage(void)
             "       udp_pingpong ping --peer HOST [--port P] [--sizes A,B,..] [--iters N] "
             "[--warmup W]\n"
             "       udp_pingpong flood --peer HOST [--port P] [--size S] [--count N]\n"
-            "echo and ping take --tcp and --busy-poll US; sizes are %d to %d bytes; iters 1 to %d\n", MIN_PAYLOAD, MAX_PAYLOAD, MAX_ITERS);
+            "       udp_pingpong stream --peer HOST [--port P] [--size S] --rate KBPS --ms T\n"
+            "       udp_pingpong sink [--port P]\n"
+            "echo, ping, stream and sink take --tcp; echo and ping take --busy-poll US; sizes are %d to %d bytes; iters 1 to %d\n", MIN_PAYLOAD, MAX_PAYLOAD, MAX_ITERS);
     exit(2);
 }
 
@@ -441,6 +517,10 @@ int main(int argc, char **argv)
             o.size = atoi(v);
         } else if (!strcmp(a, "--count")) {
             o.count = atoi(v);
+        } else if (!strcmp(a, "--rate")) {
+            o.rate_kBps = atoi(v);
+        } else if (!strcmp(a, "--ms")) {
+            o.ms = atoi(v);
         } else if (!strcmp(a, "--busy-poll")) {
             o.busy_poll = atoi(v);
         } else {
@@ -449,11 +529,14 @@ int main(int argc, char **argv)
     }
     if (parse_sizes(&o, sizes) || o.iters < 1 || o.iters > MAX_ITERS || o.warmup < 0 ||
         o.port < 1 || o.port > 65535 || o.size < MIN_PAYLOAD || o.size > MAX_PAYLOAD ||
-        o.count < 0 || o.busy_poll < 0) {
+        o.count < 0 || o.busy_poll < 0 || o.rate_kBps < 0 || o.ms < 0) {
         usage();
     }
     if (!strcmp(o.mode, "echo")) {
         return o.tcp ? tcp_echo_server(&o) : echo_server(&o);
+    }
+    if (!strcmp(o.mode, "sink")) {
+        return sink(&o);
     }
     if (!o.peer) {
         usage();
@@ -463,6 +546,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(o.mode, "flood")) {
         return flood(&o);
+    }
+    if (!strcmp(o.mode, "stream")) {
+        if (!o.rate_kBps || !o.ms) {
+            usage();
+        }
+        return stream(&o);
     }
     usage();
 }

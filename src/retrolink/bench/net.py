@@ -13,21 +13,18 @@ same slot, and what they deliver is counted from the fabric's `arrive` trace eve
 UDP payload (the frame less its Ethernet, IP and UDP headers), as iperf3 counts it.
 """
 import json
-from datetime import datetime
-
 from retrolink import paths
 from retrolink.bench import harness, report, results
 from retrolink.bench.phase import run_measured
 from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
-from retrolink.run.node_command import RTC_BASE, Artifacts
+from retrolink.run.node_command import RTC_BASE_EPOCH_S as RTC_BASE_EPOCH, Artifacts
 from retrolink.topologies.base import Synthetic
 
 DEFINITION = paths.REPO / "bench" / "net.toml"
 HELP = ("the Ethernet benchmarks (docs/boards/ethernet.md) on eth-hub and eth-switch: UDP and "
         "TCP latency vs size, iperf3 throughput, the hub's throughput and collisions vs load")
-RTC_BASE_EPOCH = int(datetime.fromisoformat(RTC_BASE + "+00:00").timestamp())
 UDP_PORT, TCP_PORT, IPERF_PORT = 7777, 7778, 5201
 SLOT_MARGIN_S = 3            # idle virtual seconds after each hub load point
 UDP_FRAME_HEADERS = 14 + 20 + 8   # Ethernet, IPv4, UDP: a datagram's frame is this much longer

@@ -16,6 +16,7 @@ DEBUG_EXIT_VALUE = 0x2A
 DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
 BARRIER_PORT = 0xF5      # guest/rootfs/init waits there for the cluster, booted
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
+RTC_BASE_EPOCH_S = 946684800        # the same in seconds since 1970: the guests' clock at power on
 
 
 @dataclass(frozen=True)
