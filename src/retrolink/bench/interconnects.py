@@ -75,9 +75,9 @@ def _via_latency(mode: str):
                                       size=s).num("us")
 
 
-def _cpci(role: str, d: dict) -> str:
-    return (f"cpci_pingpong --{role} --peer {1 if role == 'client' else 0} "
-            f"--sizes {csv(d['sizes'])} --reps {d['reps']} --warmup {d['warmup']}")
+def _cpci(d: dict) -> str:
+    """The same command on both nodes: node 0 pings, node 1 answers."""
+    return f"cpci_pingpong --sizes {csv(d['sizes'])} --reps {d['reps']} --warmup {d['warmup']}"
 
 
 PROTOCOLS = {
@@ -87,7 +87,7 @@ PROTOCOLS = {
                          lambda d: _via("server", "poll", d), _via_latency("poll")),
     "via_block": Protocol(lambda d: _via("client", "block", d),
                           lambda d: _via("server", "block", d), _via_latency("block")),
-    "copy": Protocol(lambda d: _cpci("client", d), lambda d: _cpci("server", d),
+    "copy": Protocol(_cpci, _cpci,
                      lambda res, s: results.one(res, "cpci_latency", program="cpci_pingpong",
                                                 mode="copy", size=s).num("us")),
 }

@@ -1,0 +1,27 @@
+"""`retrolink bench interconnects`: every network boots, every protocol is measured at
+every size with the CPU load of each stream, and the whole is deterministic: twice
+--quick, byte for byte."""
+from helpers import quick_bench_twice
+
+from retrolink.bench import interconnects as ic
+
+
+def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
+    a = quick_bench_twice("interconnects", tmp_path, timeout=1500)
+    d = ic.load_definition(quick=True)
+    sizes = {str(s) for s in d["sizes"]}
+    assert set(a["latency_us"]) == set(d["networks"])
+    for name, net in d["networks"].items():
+        lat = a["latency_us"][name]
+        assert set(lat) == set(net["protocols"])
+        assert all(set(v) == sizes for v in lat.values())
+        small, large = str(min(d["sizes"])), str(max(d["sizes"]))
+        # a larger message takes longer, on every network and protocol
+        assert all(0 < lat[p][small] < lat[p][large] for p in lat), (name, lat)
+        load = a["cpu_load_pct"][name]
+        assert set(load) == {ic.IDLE, *d["cpu_load"]["protocols"]}
+        # a stream costs both sides more than no traffic does
+        for p in d["cpu_load"]["protocols"]:
+            assert load[p]["sender"] > load[ic.IDLE]["sender"], (name, p, load)
+            assert load[p]["receiver"] > load[ic.IDLE]["receiver"], (name, p, load)
+        assert a["parameters"][name]["machine"] == net["machine"]
