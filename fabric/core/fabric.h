@@ -98,6 +98,8 @@ struct node {
     bool stall_named;        /* named on stderr in the current stall */
     bool in_status;          /* listed in the status file as holding the cluster up */
     bool held;               /* at the boot barrier, until every node is (barrier.c) */
+    char cut_off[160];       /* why the fabric disconnected it while its QEMU ran on (a
+                                protocol error), for the status file; "" if it did not */
     /* synthetic nodes: a station of network syn_net */
     uint32_t syn_net, syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
@@ -234,6 +236,7 @@ double wall_now(void);                 /* monotonic wall clock, seconds */
 void stall_start(struct fabric *f);    /* the cluster started */
 void stall_progress(struct fabric *f); /* some node was granted more time */
 void stall_check(struct fabric *f);    /* report a stall if one is due */
+void stall_cut_off(struct fabric *f, struct node *n, const char *why); /* in the status file */
 int stall_poll_ms(const struct fabric *f, int longest);
 
 /* events.c */

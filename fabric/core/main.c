@@ -255,6 +255,9 @@ static void node_gone(struct fabric *f, struct node *n, const char *why)
 
 static void protocol_error(struct fabric *f, struct node *n, const char *why)
 {
+    if (n->alive) {
+        stall_cut_off(f, n, why);   /* first: the status says so when the node hears it */
+    }
     send_error(f, n, why);
     node_gone(f, n, why);
 }

@@ -52,6 +52,19 @@ static void status_write(struct fabric *f, double now)
             first = false;
         }
     }
+    fprintf(out, "], \"disconnected\": [");
+    first = true;
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        if (n->cut_off[0]) {
+            fprintf(out, "%s{\"node\": %u, \"name\": ", first ? "" : ", ", n->id);
+            json_string(out, n->name);
+            fprintf(out, ", \"why\": ");
+            json_string(out, n->cut_off);
+            fputc('}', out);
+            first = false;
+        }
+    }
     fprintf(out, "]}\n");
     if (fclose(out) || rename(tmp, f->status_path)) {
         fabric_log("cannot write %s: %s", f->status_path, strerror(errno));
@@ -67,6 +80,17 @@ void stall_start(struct fabric *f)
         f->nodes[k].last_sync_wall = now;
     }
     status_write(f, now);
+}
+
+/*
+ * The fabric disconnected node n for a protocol error: its QEMU may run on (alone, its
+ * peers down) or hold at the boot barrier forever, so the status file says so and the
+ * runner ends the run naming it (docs/reliability.md).
+ */
+void stall_cut_off(struct fabric *f, struct node *n, const char *why)
+{
+    snprintf(n->cut_off, sizeof(n->cut_off), "%s", why);
+    status_write(f, wall_now());
 }
 
 void stall_progress(struct fabric *f)

@@ -54,11 +54,17 @@ def test_held_node_lets_the_other_run_and_the_barrier_is_the_latest_arrival(fabr
                                                   f"barrier {t}"]
 
 
-def test_a_frame_before_the_barrier_is_refused(fabric):
-    f, (a, b) = start(fabric)
+def test_a_frame_before_the_barrier_is_refused(fabric, tmp_path):
+    """...and the status file names the node cut off, so that the runner ends the run
+    (its QEMU would wait at the barrier for ever)."""
+    import json
+    path = tmp_path / "status.json"
+    f, (a, b) = start(fabric, f"status {path}\n")
     a.send(a.grant, 1, b"early")
     with pytest.raises(ConnectionError, match="before the boot barrier"):
         a.wait_grant()
+    (d,) = json.loads(path.read_text())["disconnected"]
+    assert d["node"] == 0 and d["name"] == "node0" and "before the boot barrier" in d["why"]
 
 
 def test_barrier_without_one_configured_is_refused(fabric):

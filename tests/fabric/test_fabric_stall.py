@@ -40,7 +40,7 @@ def ring_of_3(fabric, tmp_path, stall_config):
 
 def test_a_silent_node_is_named_once_per_stall(fabric, tmp_path):
     f, n, path = ring_of_3(fabric, tmp_path, "stall_report_s 1")
-    assert status(path) == {"stalled": False, "waiting_for": []}
+    assert status(path) == {"stalled": False, "waiting_for": [], "disconnected": []}
     start = time.monotonic()
     # nodes 1 and 2 reach their grants and wait; node 0 never reports (it was stopped)
     n[1].report(n[1].grant, NEVER)
@@ -58,7 +58,7 @@ def test_a_silent_node_is_named_once_per_stall(fabric, tmp_path):
     # node 0 resumes: the others advance, the stall is over
     n[0].report(n[0].grant, NEVER)
     n[1].wait_grant()
-    assert wait_for(lambda: status(path) == {"stalled": False, "waiting_for": []}, 0.5)
+    assert wait_for(lambda: status(path) == {"stalled": False, "waiting_for": [], "disconnected": []}, 0.5)
 
 
 def test_every_running_node_is_named(fabric, tmp_path):

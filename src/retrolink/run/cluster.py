@@ -24,7 +24,8 @@ from retrolink.progress import StepFailed, say
 from retrolink.run.dir_watch import DirWatch
 from retrolink.run.diagnosis import (
     console_reason, exit_description, fabric_failure, kernel_complaints, last_words,
-    process_state, qemu_failure, read_fabric_status, stall_reason, stalled_nodes
+    disconnect_reason, disconnected_nodes, process_state, qemu_failure, read_fabric_status,
+    stall_reason, stalled_nodes
 )
 from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
@@ -285,6 +286,9 @@ class Cluster:
                 if stall.check(now):
                     ended_by = "stall"
                     break
+                if stall.disconnected:
+                    ended_by = "disconnected"
+                    break
                 # until a node writes (its output: a MARK line is timed as it appears), or
                 # until the checks above are due again
                 written.wait(POLL_S)
@@ -294,6 +298,7 @@ class Cluster:
         self.stop()
         self._read_outputs(marks, mark_slots, start, final=True)
         waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
+        cut_off = {d["node"]: d for d in stall.disconnected}
         # (what ended the run for the nodes still running then)
         if ended_by == "virtual":
             limit = (f"the virtual clock of node{clocks.passed_by} passed "
@@ -303,7 +308,7 @@ class Cluster:
         else:
             limit = (f"timed out after {boot_timeout_s or 0:.0f} s of booting (wall clock; "
                      "cluster.boot_timeout_s)")
-        results = [self._node_result(n, still_running, ended_by, waited_for, limit)
+        results = [self._node_result(n, still_running, ended_by, waited_for, cut_off, limit)
                    for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
                         marks=marks, mark_slots=mark_slots)
@@ -319,16 +324,20 @@ class Cluster:
         return run
 
     def _node_result(self, n: int, still_running: dict, ended_by: str, waited_for: dict,
-                     limit: str) -> NodeResult:
+                     cut_off: dict, limit: str) -> NodeResult:
         out, files = self.outputs[n], self.files[n]
         r = NodeResult(node=n, booted=out.booted, finished=out.finished,
                        exit_code=out.exit_code, lines=out.lines, console_log=files.console_log)
         log_note = f" (console log: {files.console_log})"
-        if n in waited_for:
+        if n in cut_off:
+            r.problems.append(disconnect_reason(cut_off[n], self.fabric_log) + log_note)
+        elif n in waited_for:
             r.problems.append(stall_reason(waited_for[n], still_running.get(n, "")) + log_note)
         elif n in still_running:
             why = {"timeout": limit, "virtual": limit,
                    "fabric": "stopped, because the fabric ended",
+                   "disconnected": "stopped, because the fabric disconnected " + ", ".join(
+                       f"node{k}" for k in sorted(cut_off)),
                    "stall": "stopped, waiting for " + ", ".join(
                        f"node{k}" for k in sorted(waited_for)) + " (stalled)"}[ended_by]
             r.problems.append(f"node{n} {'did not finish its command' if out.booted else 'did not boot'}: "
@@ -424,6 +433,7 @@ class _StallWatch:
         self.path, self.timeout_s = status_path, timeout_s
         self.since: float | None = None
         self.waiting_for: list[dict] = []
+        self.disconnected: list[dict] = []
         self.announced = False
         self._mtime = None
 
@@ -434,7 +444,9 @@ class _StallWatch:
             return False
         if mtime != self._mtime:
             self._mtime = mtime
-            self.waiting_for = stalled_nodes(read_fabric_status(self.path))
+            status = read_fabric_status(self.path)
+            self.waiting_for = stalled_nodes(status)
+            self.disconnected = disconnected_nodes(status)
             self.since = now if self.waiting_for else None
             self.announced = False
         if self.since is None:

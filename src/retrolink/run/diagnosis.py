@@ -96,6 +96,19 @@ def stalled_nodes(status: dict | None) -> list[dict]:
     return [w for w in status.get("waiting_for", []) if isinstance(w, dict) and "node" in w]
 
 
+def disconnected_nodes(status: dict | None) -> list[dict]:
+    """The nodes the fabric cut off for a protocol error: [{"node", "name", "why"}]. Such a
+    node's QEMU may run on alone or wait at the boot barrier for ever."""
+    if not status:
+        return []
+    return [d for d in status.get("disconnected", []) if isinstance(d, dict) and "node" in d]
+
+
+def disconnect_reason(d: dict, fabric_log: Path) -> str:
+    return (f"node{d['node']} was disconnected by the fabric: {d.get('why', 'no reason given')} "
+            f"(fabric log: {fabric_log})")
+
+
 def stall_reason(w: dict, pid_state: str) -> str:
     why = (f"node{w['node']} stalled the cluster: its virtual clock stopped at "
            f"{w.get('time_ns', 0)} ns and it has not reported to the fabric since")
