@@ -121,7 +121,8 @@ def unpack(data: bytes) -> dict:
         a = ffi.from_buffer("struct rl_attach *", data)
         out.update(net=a.net, protocol=a.protocol)
     elif h.type == WELCOME:
-        out["nodes"] = ffi.from_buffer("struct rl_welcome *", data).nodes
+        w = ffi.from_buffer("struct rl_welcome *", data)
+        out.update(nodes=w.nodes, notice_nets=w.notice_nets)
     elif h.type == LINK:
         s = ffi.from_buffer("struct rl_link_status *", data)
         out.update(peer=s.peer, up=s.up, net=s.net)
