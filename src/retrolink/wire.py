@@ -85,8 +85,9 @@ def barrier(node, time_ns, flags):
 
 
 # the fabric's side, for fake fabrics in device tests
-def welcome(node, first_grant_ns, nodes):
-    return _pack("struct rl_welcome", WELCOME, node, first_grant_ns, nodes=nodes)
+def welcome(node, first_grant_ns, nodes, notice_nets=0):
+    return _pack("struct rl_welcome", WELCOME, node, first_grant_ns, nodes=nodes,
+                 notice_nets=notice_nets)
 
 
 def grant(node, time_ns):
