@@ -174,12 +174,15 @@ static void rlnet_send_to_all(RlNetState *s, uint64_t ready, const uint8_t *buf,
     rl_port_send(s->port, ready, RL_NODE_BROADCAST, 0, buf, len);
 }
 
-/* The NIC may hand us a frame unless we wait for the notice of the last one. */
+/*
+ * The NIC may hand us a frame unless we wait for the notice of the last one (without
+ * the fabric none comes: rlnet_receive drops and counts what the NIC sends then).
+ */
 static bool rlnet_can_receive(NetClientState *nc)
 {
     RlNetState *s = DO_UPCAST(RlNetState, nc, nc);
 
-    return !s->tx_waiting;
+    return !s->tx_waiting || !rl_port_is_up(s->port);
 }
 
 /*
@@ -193,7 +196,7 @@ static ssize_t rlnet_receive(NetClientState *nc, const uint8_t *buf, size_t size
     uint8_t padded[RLNET_MIN_FRAME];
     int64_t dst = RL_NODE_BROADCAST;
 
-    if (s->tx_waiting) {
+    if (s->tx_waiting && rl_port_is_up(s->port)) {
         return 0;
     }
 
