@@ -116,6 +116,9 @@ struct topology_ops {
     /* it delivers a frame for RL_NODE_BROADCAST to every other node; without,
      * the fabric drops such frames ("broadcast unsupported") */
     bool broadcast;
+    /* it sends each sender a notice (fabric_notice) for every frame it was handed, when
+     * it may hand over the next: a node's own frames cause arrivals at it (lock-step) */
+    bool notices;
     /* parse "key=value" parameters; return 0, or -1 with err filled */
     int (*configure)(struct network *net, char **keys, char **values, int n, char *err,
                      size_t errlen);
@@ -266,6 +269,9 @@ void state_restore(struct fabric *f);      /* at start: every node at its saved 
 /* main.c: used by topologies and synthetic nodes */
 void fabric_schedule(struct network *net, uint64_t time, int topo_kind, void *ptr, uint64_t arg);
 void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival);
+/* A notice to station's node (a DELIVER from itself, no payload): the network has
+ * taken its earlier frame; from arrival on it may hand over the next. */
+void fabric_notice(struct network *net, uint32_t station, uint64_t arrival);
 void fabric_drop(struct network *net, struct frame *fr, enum drop_reason why);
 void fabric_trace(struct network *net, uint64_t t, const char *what, const struct frame *fr);
 /* Broadcast: a copy of fr for node dst, in flight for fr's sender like any frame

@@ -50,6 +50,7 @@ void lockstep_start(struct fabric *f)
         struct network *net = &f->nets[i];
         s->latency[i] = net->topo->min_latency(net);
         s->stations[i] = net->n;
+        s->notice_nets |= (uint32_t)net->topo->notices << i;
         for (uint32_t st = 0; st < net->n; st++) {
             s->station_node[i][st] = net->station_node[st];
         }

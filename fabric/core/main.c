@@ -113,15 +113,16 @@ void fabric_drop(struct network *net, struct frame *fr, enum drop_reason why)
     frame_done(f, fr);
 }
 
-void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival)
+/* A frame, or a notice (a frame of its own, no payload), reaches its node. */
+static void deliver(struct network *net, struct frame *fr, uint64_t arrival, bool notice)
 {
     struct fabric *f = net->f;
     struct node *d = &f->nodes[net->station_node[fr->dst]];
     uint32_t src = net->station_node[fr->src];
 
-    fabric_trace(net, arrival, "arrive", fr);
+    fabric_trace(net, arrival, notice ? "notice" : "arrive", fr);
     if (d->kind == NODE_SYNTHETIC) {
-        d->frames_received++;         /* a synthetic node is a sink */
+        d->frames_received += !notice;    /* a synthetic node is a sink */
         frame_done(f, fr);
         return;
     }
@@ -147,10 +148,26 @@ void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival)
     memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
     pa_push(&d->arrivals, arrival, src);
     f->nodes[src].ahead++;
-    d->frames_received++;
+    d->frames_received += !notice;
     d->bytes_received += fr->len;
     frame_done(f, fr);
     fabric_send(f, d, msgbuf, len);
+}
+
+void fabric_deliver(struct network *net, struct frame *fr, uint64_t arrival)
+{
+    deliver(net, fr, arrival, false);
+}
+
+void fabric_notice(struct network *net, uint32_t station, uint64_t arrival)
+{
+    struct frame *fr = xcalloc(1, sizeof(*fr));
+    struct node *n = &net->f->nodes[net->station_node[station]];
+
+    *fr = (struct frame){ .net = net, .src = station, .dst = station, .dst_node = n->id,
+                          .ready = arrival, .data = xmalloc(1) };
+    n->held_frames++;           /* as any frame of its, until delivered */
+    deliver(net, fr, arrival, true);
 }
 
 struct frame *fabric_copy(struct network *net, const struct frame *fr, uint32_t dst)
@@ -480,6 +497,7 @@ static void run_event(struct fabric *f, struct event *ev)
     case EV_INJECT: {
         struct frame *fr = ev->ptr;
         struct network *net = fr->net;
+        uint32_t src = fr->src;
         fabric_trace(net, ev->time, "ready", fr);
         if (fr->dst == RL_NODE_BROADCAST && !net->topo->broadcast) {
             fabric_drop(net, fr, DROP_BROADCAST_UNSUPPORTED);
@@ -488,6 +506,11 @@ static void run_event(struct fabric *f, struct event *ev)
             fabric_drop(net, fr, DROP_UNKNOWN_DEST);
         } else {
             net->topo->inject(net, fr, ev->time);
+            break;
+        }
+        if (net->topo->notices) {
+            /* the topology never saw it: the sender may go on */
+            fabric_notice(net, src, ev->time + net->topo->min_latency(net));
         }
         break;
     }
@@ -612,7 +635,8 @@ static void start_cluster(struct fabric *f)
     for (uint32_t k = 0; k < f->nnodes; k++) {
         struct node *n = &f->nodes[k];
         if (n->kind == NODE_VM && n->alive) {
-            struct rl_welcome w = { .nodes = f->nnodes };
+            struct rl_welcome w = { .nodes = f->nnodes, .notice_nets =
+                                    f->ls_static.notice_nets };
             n->grant = node_grant(n, a[k]);
             rl_msg_hdr_init(&w.h, RL_MSG_WELCOME, sizeof(w), n->id, n->grant);
             fabric_send(f, n, &w, sizeof(w));

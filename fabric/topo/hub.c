@@ -21,6 +21,17 @@
  * its last bit: at its destination only (the NIC would filter by MAC
  * anyway), or at every other station for a broadcast.
  *
+ * A hub has no queues: a station with a frame waiting for the medium holds the
+ * frames after it in its NIC's ring. So every frame handed to the hub earns its
+ * sender a notice (fabric_notice) once the hub has taken it: when it can no longer
+ * collide (HUB_RESOLVE), or is dropped; from the notice on the station may hand over
+ * its next frame, which then waits here for the medium while this one is on the
+ * wire (the NIC fetches it into its FIFO meanwhile). The notice arrives the least
+ * latency of any arrival the event causes after it (the lock-step's lookahead: the
+ * shortest frame on the wire, plus prop_ns at an ATTEMPT). A station that waits for
+ * its notices (the retrolink netdev) has at most one frame here; queue_frames bounds
+ * one that does not (a synthetic station), and drops_queue_full counts what it loses.
+ *
  * Decided without looking ahead (the fabric runs an event only when everything
  * earlier is known): the shortest transmission (a padded empty frame) must
  * last at least 2 * prop_ns, so both sides of a collision detect it while they
@@ -59,6 +70,7 @@ struct hub_station {
     uint64_t next_free;       /* its own last transmission's end + the gap */
     uint64_t rng;             /* splitmix64 state */
     uint64_t collisions, deferrals, drops_excess, drops_full;
+    uint64_t queue_peak;      /* the most frames its queue held */
     struct link_stats stats;
 };
 
@@ -123,6 +135,13 @@ static int hub_configure(struct network *net, char **keys, char **vals, int n, c
     return 0;
 }
 
+/* From a frame ready on a quiet medium: the shortest frame, then prop_ns. */
+static uint64_t hub_min_latency(struct network *net)
+{
+    struct hub *h = net->state;
+    return eth_min_wire_ns(&h->eth) + h->eth.prop;
+}
+
 static uint64_t splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
@@ -162,7 +181,8 @@ static void next_frame(struct network *net, struct hub *h, uint32_t s)
  * colliding signal reaches it), sends the rest of its preamble and the jam,
  * and backs off, or gives the frame up. Every time planned here is after the
  * colliding start that the fabric is processing. */
-static void collide(struct network *net, struct hub *h, struct hub_tx *t, uint64_t detect)
+static void collide(struct network *net, struct hub *h, struct hub_tx *t, uint64_t now,
+                    uint64_t detect)
 {
     uint32_t s = t->station;
     struct hub_station *st = &h->st[s];
@@ -176,6 +196,7 @@ static void collide(struct network *net, struct hub *h, struct hub_tx *t, uint64
         st->attempts = 0;
         st->drops_excess++;
         fabric_drop(net, fifo_pop(&st->queue), DROP_EXCESS_COLLISIONS);
+        fabric_notice(net, s, now + hub_min_latency(net));
         next_frame(net, h, s);
         return;
     }
@@ -219,7 +240,7 @@ static void attempt(struct network *net, struct hub *h, uint32_t s, uint64_t now
         if (o->station != s && o->start + P > now) {
             detect = min64(detect, o->start + P);
             if (!o->collided) {
-                collide(net, h, o, now + P);
+                collide(net, h, o, now, now + P);
             }
         }
     }
@@ -231,7 +252,7 @@ static void attempt(struct network *net, struct hub *h, uint32_t s, uint64_t now
     *t = (struct hub_tx){ .station = s, .start = now,
                           .end = now + eth_wire_ns(&h->eth, fr->len) };
     if (detect != NEVER) {
-        collide(net, h, t, detect);
+        collide(net, h, t, now, detect);
     } else {
         fabric_schedule(net, now + P, HUB_RESOLVE, NULL, s);
     }
@@ -256,6 +277,7 @@ static void resolved(struct network *net, struct hub *h, uint32_t s, uint64_t no
     st->attempts = 0;
     st->next_free = t->end + h->eth.ifg_ns;
     link_count(&st->stats, fr, t->start - fr->queued);
+    fabric_notice(net, s, now + eth_min_wire_ns(&h->eth));
     if (fr->dst == RL_NODE_BROADCAST) {
         fabric_deliver_all(net, fr, t->end + h->eth.prop);
     } else {
@@ -269,17 +291,16 @@ static void hub_inject(struct network *net, struct frame *fr, uint64_t now)
     struct hub *h = net->state;
     struct hub_station *st = &h->st[fr->src];
 
-    if (fr->len > h->eth.mtu) {
-        fabric_drop(net, fr, DROP_OVERSIZE);
-        return;
-    }
-    if (st->queue.n >= h->queue_frames) {
-        st->drops_full++;
-        fabric_drop(net, fr, DROP_QUEUE_FULL);
+    if (fr->len > h->eth.mtu || st->queue.n >= h->queue_frames) {
+        uint32_t s = fr->src;
+        st->drops_full += fr->len <= h->eth.mtu;
+        fabric_drop(net, fr, fr->len > h->eth.mtu ? DROP_OVERSIZE : DROP_QUEUE_FULL);
+        fabric_notice(net, s, now + hub_min_latency(net));
         return;
     }
     fr->queued = now;
     fifo_push(&st->queue, fr);
+    st->queue_peak = max64(st->queue_peak, st->queue.n);
     if (!st->busy) {
         st->busy = true;
         attempt(net, h, fr->src, now);
@@ -298,13 +319,6 @@ static void hub_event(struct network *net, int kind, uint64_t now, void *ptr, ui
     }
 }
 
-/* From a frame ready on a quiet medium: the shortest frame, then prop_ns. */
-static uint64_t hub_min_latency(struct network *net)
-{
-    struct hub *h = net->state;
-    return eth_min_wire_ns(&h->eth) + h->eth.prop;
-}
-
 /* A station about to try is a whole frame and prop_ns from an arrival; a
  * transmission at HUB_RESOLVE (prop_ns after it started) is the rest of it. */
 static uint64_t hub_event_latency(struct network *net, int kind, uint64_t arg)
@@ -321,14 +335,16 @@ static void hub_stats(struct network *net, FILE *out)
         const struct hub_station *st = &h->st[i];
         link_print_begin(out, &st->stats, i == 0);
         fprintf(out, ", \"collisions\": %llu, \"deferrals\": %llu, "
-                "\"drops_excess_collisions\": %llu, \"drops_queue_full\": %llu}",
+                "\"drops_excess_collisions\": %llu, \"drops_queue_full\": %llu, "
+                "\"queue_peak\": %llu}",
                 (unsigned long long)st->collisions, (unsigned long long)st->deferrals,
-                (unsigned long long)st->drops_excess, (unsigned long long)st->drops_full);
+                (unsigned long long)st->drops_excess, (unsigned long long)st->drops_full,
+                (unsigned long long)st->queue_peak);
     }
 }
 
 const struct topology_ops topo_hub_ops = {
-    .name = "hub", .broadcast = true, .configure = hub_configure, .inject = hub_inject,
+    .name = "hub", .broadcast = true, .notices = true, .configure = hub_configure, .inject = hub_inject,
     .event = hub_event, .min_latency = hub_min_latency, .event_latency = hub_event_latency,
     .stats = hub_stats,
 };

@@ -45,13 +45,15 @@
  * checked against the constants below; every struct a multiple of 64 bytes, so that
  * each slot has a cache line of its own. */
 #define RL_LS_MAGIC 0x4b53534c
-#define RL_LS_VERSION 2
+#define RL_LS_VERSION 3
 
 struct rl_ls_static {
     uint32_t magic, version;
     uint32_t nnodes, nnets;
     uint32_t vm_nodes;                      /* QEMUs: how many may want a core */
-    uint32_t reserved[3];
+    uint32_t notice_nets;                   /* networks (bit per id) that send a node
+                                               notices of its own frames */
+    uint32_t reserved[2];
     uint64_t latency[16];                   /* L_N: least latency of network N */
     uint64_t reaction[256];                 /* R_k; RL_TIME_NEVER for synthetic nodes */
     uint32_t stations[16];                  /* how many on network N */
@@ -144,7 +146,8 @@ static inline uint64_t rl_ls_min(uint64_t a, uint64_t b)
  * The fixed point of docs/fabric.md, "The synchronisation rule":
  *   E_k = min(floor_k, A_k + R_k)     (relaxed only for the alive VM nodes)
  *   A_k = min over networks N of k: min(min over stations j != k of E_j + L_N, F_N)
- * e: in, each node's floor; out, E. a: out, A (each node's grant before
+ * where on a network of notice_nets j = k counts too (a node's own frame makes a
+ * notice arrive at it). e: in, each node's floor; out, E. a: out, A (each node's grant before
  * granularity). E only decreases, so at most nnodes + 1 rounds. s: the caller's own
  * copy, which rl_ls_static_check accepted (never the shared file): e, a and alive
  * have nnodes entries at least, F nnets.
@@ -171,7 +174,7 @@ static inline void rl_ls_grants(const struct rl_ls_static *s, const uint8_t *ali
                 }
             }
             for (uint32_t st = 0; st < s->stations[i]; st++) {
-                uint64_t others = st == arg1 ? m2 : m1;
+                uint64_t others = st == arg1 && !(s->notice_nets >> i & 1) ? m2 : m1;
                 uint32_t k = s->station_node[i][st];
                 a[k] = rl_ls_min(a[k], rl_ls_min(rl_ls_sat_add(others, s->latency[i]), F[i]));
             }

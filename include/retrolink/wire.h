@@ -51,7 +51,11 @@ enum rl_msg_type {
     RL_MSG_HELLO = 1,    /* node -> fabric: first message after connect */
     RL_MSG_WELCOME = 2,  /* fabric -> node: accepted; h.time_ns = first grant */
     RL_MSG_FRAME = 3,    /* node -> fabric: frame ready for the wire at h.time_ns */
-    RL_MSG_DELIVER = 4,  /* fabric -> node: frame arrives at h.time_ns */
+    RL_MSG_DELIVER = 4,  /* fabric -> node: frame arrives at h.time_ns; on a network
+                            of WELCOME's notice_nets, one from the node itself with
+                            no payload is a notice: the network has taken the node's
+                            earlier frame, and from h.time_ns the node may hand it
+                            the next (docs/fabric.md, "hub") */
     RL_MSG_SYNC = 5,     /* node -> fabric: reached h.time_ns, see promise_ns */
     RL_MSG_GRANT = 6,    /* fabric -> node: may run to the first instruction
                             boundary at or after h.time_ns */
@@ -114,7 +118,7 @@ struct rl_attach {
 struct rl_welcome {
     struct rl_msg_hdr h;     /* h.time_ns = first grant */
     uint32_t nodes;          /* node ids are 0 .. nodes-1 */
-    uint32_t reserved;
+    uint32_t notice_nets;    /* networks (a bit per id) whose topology sends notices */
 };
 
 struct rl_frame {

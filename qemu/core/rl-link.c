@@ -85,6 +85,7 @@ struct RlLink {
     char *socket_path;
     uint32_t node;
     uint32_t nodes;          /* from WELCOME; 0 before */
+    uint32_t notice_nets;    /* from WELCOME: networks that send notices (a bit each) */
     char name[RL_NAME_LEN];
     RlPort *ports[RL_MAX_NETWORKS];
     uint32_t nports;
@@ -209,7 +210,10 @@ static bool rl_dispatch(RlLink *l, size_t n)
             rl_link_lost(l, "bad DELIVER length");
             return false;
         }
-        if (f->src >= l->nodes || f->src == l->node) {
+        /* from ourselves: a notice, on a network that sends them (wire.h) */
+        bool notice = f->src == l->node && f->len == 0 && f->net < RL_MAX_NETWORKS &&
+                      (l->notice_nets >> f->net & 1);
+        if (f->src >= l->nodes || (f->src == l->node && !notice)) {
             /* a device would answer it: to a node that is not there, or to itself */
             rl_link_lost(l, "DELIVER from a node that is not a peer");
             return false;
@@ -228,7 +232,9 @@ static bool rl_dispatch(RlLink *l, size_t n)
         /* the fabric expects a reaction to it no earlier than this (docs/fabric.md) */
         l->promised = MIN(l->promised, h->time_ns + l->reaction);
         RlPort *p = rl_port_of(l, f->net);
-        if (p) {
+        if (p && notice) {
+            p->ops->notice(p->opaque, h->time_ns, f->seq);
+        } else if (p) {
             p->ops->frame(p->opaque, h->time_ns, f->seq, f->src, f->flags,
                           l->buf + sizeof(*f), f->len);
         }
@@ -814,6 +820,11 @@ bool rl_port_is_up(RlPort *p)
     return p && p->link && p->link->up;
 }
 
+bool rl_port_notices(RlPort *p)
+{
+    return p && p->link && (p->link->notice_nets >> p->net & 1);
+}
+
 uint64_t rl_port_causality_violations(RlPort *p)
 {
     return p->link->violations + p->link->late_delivers;
@@ -920,6 +931,15 @@ static bool rl_link_start(RlLink *l, Error **errp)
         return false;
     }
     l->nodes = w->nodes;
+    l->notice_nets = w->notice_nets;
+    for (uint32_t i = 0; i < l->nports; i++) {
+        RlPort *p = l->ports[i];
+        if ((l->notice_nets >> p->net & 1) && !p->ops->notice) {
+            error_setg(errp, "network %u sends notices of each frame sent (a hub), which "
+                       "this port's device does not take", p->net);
+            return false;
+        }
+    }
     l->grant = w->h.time_ns;
     l->started = true;
     return true;

@@ -36,6 +36,12 @@ typedef struct RlPortOps {
      */
     void (*frame)(void *opaque, uint64_t arrival_ns, uint64_t seq, uint32_t src,
                   uint32_t flags, const uint8_t *data, uint32_t len);
+    /*
+     * Only on a network that sends notices (rl_port_notices; NULL elsewhere): the
+     * network has taken the port's earlier frame, and from at_ns (>= now) the port may
+     * hand it the next; one per frame sent. seq orders it among same-time arrivals.
+     */
+    void (*notice)(void *opaque, uint64_t at_ns, uint64_t seq);
     /* A peer on this port's network went up or down at at_ns (>= now). */
     void (*link)(void *opaque, uint64_t at_ns, uint32_t peer, bool up);
     /*
@@ -70,6 +76,13 @@ RlPort *rl_port_attach(const char *socket_path, uint32_t node, uint32_t net,
 /* Hand the fabric a frame that is ready for the wire at ready_ns (>= now). */
 void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
                   const void *data, uint32_t len);
+
+/*
+ * True if the port's network sends a notice for each frame it is handed (a hub,
+ * docs/fabric.md): its device hands over a frame only once the one before has its
+ * notice. Known from welcome on.
+ */
+bool rl_port_notices(RlPort *port);
 
 /* True while the node is connected to the fabric. */
 bool rl_port_is_up(RlPort *port);

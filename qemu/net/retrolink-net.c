@@ -22,12 +22,21 @@
  *    take it (a free receive buffer, its receiver on). Otherwise it is dropped and
  *    counted, as hardware drops: never queued for later, which would make a full ring
  *    look like a slow one.
+ *  - deferral: on a hub (a network that sends notices, rl_port_notices) a station
+ *    holds its frames while the medium is busy, in its NIC's ring. The netdev hands the
+ *    fabric one frame and takes the next only once the fabric's notice for it has come
+ *    (the hub has taken it: it is on the wire, or dropped); until then it cannot
+ *    receive from the NIC, and QEMU's net layer holds the NIC's frames for it (a NIC
+ *    that sends with a callback, as the e100 does with qemu/patches/0011, waits for it
+ *    with its descriptor in progress, and its driver's ring fills). At the notice the
+ *    netdev flushes that queue, so the next frame's costs start then.
  * The bus is one resource for both directions (a 32-bit PCI bus is half duplex):
  * transfers take it in the order the NIC asks for them.
  *
  * Lock-step: the guest may make the NIC send at any instruction, so the promise is
  * the guest's next possible action plus the least send cost; the reaction time is
- * the least receive cost plus the least send cost. That gives the nodes grants of a
+ * the least send cost: a hub's notice lets the NIC's held frame go at once (a frame
+ * arriving costs its receive first). That gives the nodes grants of a
  * microsecond or two while they compute. The link makes booting cheaper: for a PCI
  * NIC, the link comes up link-up-ns after the guest enables the NIC's bus mastering
  * (its driver starts it; the PHY negotiates) and goes down when it disables it; while
@@ -90,6 +99,7 @@ enum RlNetEventKind {
     RLNET_EV_ARRIVE,    /* ptr: RlNetFrame; its last bit is here: it takes the bus */
     RLNET_EV_DELIVER,   /* ptr: RlNetFrame; in memory: it enters the NIC */
     RLNET_EV_LINK_UP,   /* gen: the link's generation when it was scheduled */
+    RLNET_EV_NOTICE,    /* the network took our last frame: hand over the next */
 };
 
 typedef struct RlNetFrame {
@@ -107,8 +117,11 @@ typedef struct RlNetState {
     uint32_t nodes;
     uint8_t network;
     uint64_t tx_latency, rx_latency, dma_rate, link_up_ns;
-    uint64_t tx_least, rx_least; /* least cost of a frame sent, received */
+    uint64_t tx_least;          /* least cost of a frame sent */
     uint64_t tx_frames, tx_bytes, rx_frames, rx_bytes;
+    bool defer;                 /* the network sends notices: one frame handed at a time */
+    bool tx_waiting;            /* a frame handed over, its notice not come yet */
+    uint64_t tx_deferred;       /* frames the NIC had to hold until a notice */
     uint64_t drops[RLNET_DROP__MAX];
     bool reported;
     Notifier exit_notifier;
@@ -161,13 +174,31 @@ static void rlnet_send_to_all(RlNetState *s, uint64_t ready, const uint8_t *buf,
     rl_port_send(s->port, ready, RL_NODE_BROADCAST, 0, buf, len);
 }
 
-/* The NIC sent a frame (vCPU thread, during the access that sent it). */
+/*
+ * The NIC may hand us a frame unless we wait for the notice of the last one (without
+ * the fabric none comes: rlnet_receive drops and counts what the NIC sends then).
+ */
+static bool rlnet_can_receive(NetClientState *nc)
+{
+    RlNetState *s = DO_UPCAST(RlNetState, nc, nc);
+
+    return !s->tx_waiting || !rl_port_is_up(s->port);
+}
+
+/*
+ * The NIC sent a frame (vCPU thread, during the access that sent it, or at the notice
+ * that let QEMU's net layer hand over the frame it held). 0: not now, QEMU holds it.
+ */
 static ssize_t rlnet_receive(NetClientState *nc, const uint8_t *buf, size_t size)
 {
     RlNetState *s = DO_UPCAST(RlNetState, nc, nc);
     uint64_t now = rlnet_now();
     uint8_t padded[RLNET_MIN_FRAME];
     int64_t dst = RL_NODE_BROADCAST;
+
+    if (s->tx_waiting && rl_port_is_up(s->port)) {
+        return 0;
+    }
 
     if (size < RLNET_HDR_LEN) {
         rlnet_drop(s, RLNET_DROP_TX_RUNT, size);
@@ -207,6 +238,7 @@ static ssize_t rlnet_receive(NetClientState *nc, const uint8_t *buf, size_t size
     }
     s->tx_frames++;
     s->tx_bytes += size;
+    s->tx_waiting = s->defer;
     trace_retrolink_net_tx(s->node, dst, size, now, ready);
     return size;
 }
@@ -389,6 +421,14 @@ static void rlnet_event(void *opaque, RlEvent *ev)
             rlnet_set_link(s, true);
         }
         break;
+    case RLNET_EV_NOTICE: {
+        /* the NIC's next frame, if it has one, goes now (rlnet_receive) */
+        uint64_t sent = s->tx_frames;
+        s->tx_waiting = false;
+        qemu_flush_queued_packets(&s->nc);
+        s->tx_deferred += s->tx_frames != sent;
+        break;
+    }
     }
     g_free(f);
 }
@@ -435,6 +475,10 @@ static int rlnet_pre_save(void *opaque)
     if (n > 8) {
         g_string_append_printf(what, "; and %u more", n - 8);
     }
+    if (s->tx_waiting) {
+        g_string_append_printf(what, "%sa frame sent, its notice from the hub to come",
+                               n++ ? "; " : "");
+    }
     if (n) {
         error_report("retrolink netdev %s (node %u): cannot save with frames in flight: %s",
                      s->nc.name, s->node, what->str);
@@ -455,6 +499,7 @@ static int rlnet_pre_load(void *opaque)
     RlNetState *s = opaque;
 
     rl_sched_filter(&s->sched, rlnet_drop_all, s);
+    s->tx_waiting = false;      /* a snapshot has none (rlnet_pre_save) */
     return 0;
 }
 
@@ -541,6 +586,14 @@ static void rlnet_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t s
     rl_sched_add(&s->sched, at, RL_EV_CLASS_FRAME, seq, RLNET_EV_ARRIVE, 0, 0, f);
 }
 
+/* The network took our last frame (called at a sync point: only schedule it). */
+static void rlnet_link_notice(void *opaque, uint64_t at, uint64_t seq)
+{
+    RlNetState *s = opaque;
+
+    rl_sched_add(&s->sched, at, RL_EV_CLASS_FRAME, seq, RLNET_EV_NOTICE, 0, 0, NULL);
+}
+
 /*
  * A peer leaving is not something a node promises (docs/fabric.md): when it is seen
  * depends on host timing, so the NIC's link state does not follow it.
@@ -588,11 +641,13 @@ static void rlnet_link_welcome(void *opaque, uint32_t nodes)
     RlNetState *s = opaque;
 
     s->nodes = nodes;
+    s->defer = rl_port_notices(s->port);
 }
 
 static const RlPortOps rlnet_link_ops = {
     .welcome = rlnet_link_welcome,
     .frame = rlnet_link_frame,
+    .notice = rlnet_link_notice,
     .link = rlnet_link_status,
     .promise = rlnet_promise,
     .lead = rlnet_lead,
@@ -609,8 +664,9 @@ static void rlnet_report(RlNetState *s)
     }
     s->reported = true;
     g_string_printf(line, "retrolink-net %s (node %u): tx_frames=%" PRIu64 " tx_bytes=%"
-                    PRIu64 " rx_frames=%" PRIu64 " rx_bytes=%" PRIu64, s->nc.name, s->node,
-                    s->tx_frames, s->tx_bytes, s->rx_frames, s->rx_bytes);
+                    PRIu64 " rx_frames=%" PRIu64 " rx_bytes=%" PRIu64 " tx_deferred=%" PRIu64,
+                    s->nc.name, s->node, s->tx_frames, s->tx_bytes, s->rx_frames,
+                    s->rx_bytes, s->tx_deferred);
     for (int i = 0; i < RLNET_DROP__MAX; i++) {
         g_string_append_printf(line, " drop_%s=%" PRIu64, rlnet_drop_names[i], s->drops[i]);
     }
@@ -660,6 +716,7 @@ static NetClientInfo net_retrolink_info = {
     .type = NET_CLIENT_DRIVER_RETROLINK,
     .size = sizeof(RlNetState),
     .receive = rlnet_receive,
+    .can_receive = rlnet_can_receive,
     .cleanup = rlnet_cleanup,
 };
 
@@ -698,7 +755,6 @@ int net_init_retrolink(const Netdev *netdev, const char *name, NetClientState *p
     s->link_up_ns = link_up_ns;
     s->link_up = true;
     s->tx_least = tx_latency + rl_bytes_ns(RLNET_HDR_LEN, dma_rate);
-    s->rx_least = rx_latency + rl_bytes_ns(RLNET_MIN_FRAME, dma_rate);
     qemu_set_info_str(nc, "fabric=%s,node=%u,network=%u", o->fabric, s->node, s->network);
     rl_sched_init(&s->sched, rlnet_event, s);
     char *owner = g_strdup_printf("retrolink netdev %s (node %u)", name, s->node);
@@ -707,9 +763,12 @@ int net_init_retrolink(const Netdev *netdev, const char *name, NetClientState *p
 
     char link_name[RL_NAME_LEN];
     snprintf(link_name, sizeof(link_name), "eth-node%u", s->node);
-    /* least delay from a frame arriving to a frame sent because of it */
+    /*
+     * least delay from an arrival to a frame sent because of it: a notice's (on a hub:
+     * the held frame goes at once), not known to be none until welcome
+     */
     s->port = rl_port_attach(o->fabric, s->node, s->network, RL_PROTO_ETHERNET, link_name,
-                             s->rx_least + s->tx_least, &rlnet_link_ops, s, errp);
+                             s->tx_least, &rlnet_link_ops, s, errp);
     if (!s->port) {
         error_prepend(errp, "retrolink netdev: ");
         goto fail;

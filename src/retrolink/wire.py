@@ -85,8 +85,9 @@ def barrier(node, time_ns, flags):
 
 
 # the fabric's side, for fake fabrics in device tests
-def welcome(node, first_grant_ns, nodes):
-    return _pack("struct rl_welcome", WELCOME, node, first_grant_ns, nodes=nodes)
+def welcome(node, first_grant_ns, nodes, notice_nets=0):
+    return _pack("struct rl_welcome", WELCOME, node, first_grant_ns, nodes=nodes,
+                 notice_nets=notice_nets)
 
 
 def grant(node, time_ns):
@@ -121,7 +122,8 @@ def unpack(data: bytes) -> dict:
         a = ffi.from_buffer("struct rl_attach *", data)
         out.update(net=a.net, protocol=a.protocol)
     elif h.type == WELCOME:
-        out["nodes"] = ffi.from_buffer("struct rl_welcome *", data).nodes
+        w = ffi.from_buffer("struct rl_welcome *", data)
+        out.update(nodes=w.nodes, notice_nets=w.notice_nets)
     elif h.type == LINK:
         s = ffi.from_buffer("struct rl_link_status *", data)
         out.update(peer=s.peer, up=s.up, net=s.net)

@@ -3,9 +3,11 @@ exact arrival times from the formulas, collisions and the seeded backoff recompu
 deferral, the inter-frame gap, excess collisions, a full queue, broadcast, lookahead."""
 import ethernet
 from ethernet import times
-from fakenode import cluster, finish, random_traffic, run_until_delivered
+from fakenode import cluster, finish, random_traffic, run_until, run_until_delivered
 
 from retrolink import wire
+
+NEVER = wire.NEVER
 
 # 10 Mb/s: a byte takes 800 ns, a bit 100 ns; 1000 ns between any two stations
 BYTE, P = 800, 1000
@@ -209,6 +211,35 @@ def test_a_full_station_queue_drops_and_counts(fabric):
     stats = finish(f, n)
     assert stations(stats, "drops_queue_full") == [1, 0]
     assert stats["drops"]["queue full"] == 1
+
+
+def test_every_frame_earns_its_sender_a_notice(fabric):
+    # docs/fabric.md, "hub": W_min after the frame was settled (start + P), or L after it
+    # was dropped when handed over (the third finds the queue full at 0); in order
+    f, n = cluster(fabric, 2, f"{HUB} queue_frames=2")
+    for i in range(3):
+        n[0].send(0, 1, bytes([i]) * 20, seq=i)
+    n[0].send(SHORT * 4, 1, b"L" * 1514, seq=3)
+    n[0].send(SHORT * 4, wire.BROADCAST, b"x" * 1515, seq=4)     # oversize: dropped
+    run_until(n, [1], lambda: len(n[0].notices) == 5 and len(n[1].delivered) == 3)
+    second = SHORT + IFG
+    assert n[0].notices == [P + SHORT, SHORT + P, second + P + SHORT,
+                            SHORT * 4 + SHORT + P, SHORT * 4 + P + SHORT]
+    assert all(t.get("src", 0) == 0 for t in n[1].delivered)
+    stats = finish(f, n)
+    assert stats["nodes"][0]["frames_received"] == 0        # notices are not frames
+    assert stats["causality_violations"] == 0
+
+
+def test_a_node_s_own_promise_bounds_its_grant(fabric):
+    # its own frame could make a notice arrive at it L after its promise
+    f, (a, b) = cluster(fabric, 2, HUB)
+    b.report(0, NEVER)
+    assert a.sync(0, 10_000) == 10_000 + SHORT + P
+    a.send(10_000, 1, b"")
+    a.sync(10_000, NEVER)
+    assert a.notices == [10_000 + P + SHORT]                # settled at 11000, W_min later
+    assert finish(f, [a, b])["causality_violations"] == 0
 
 
 def test_broadcast_reaches_every_other_station_at_once(fabric):

@@ -25,6 +25,9 @@ class FakeNode:
         for net, protocol in ports or ():
             self.s.sendall(wire.attach(node, net, wire.PROTOCOLS[protocol]))
         self.delivered: list[dict] = []
+        self.notices: list[int] = []    # a hub's notices of our frames: their times
+        self.notice_nets = 0            # from WELCOME: the networks that send them
+        self.awaiting = 0               # frames sent whose notice has not come
         self.links: list[dict] = []
         self.grant = None
         self.t = 0                      # the last time it reported
@@ -45,7 +48,10 @@ class FakeNode:
         if not data:
             raise ConnectionError("the fabric closed the connection")
         m = wire.unpack(data)
-        if m["type"] == wire.DELIVER:
+        if m["type"] == wire.DELIVER and m["src"] == self.node:
+            self.notices.append(m["time"])      # docs/fabric.md, "hub"
+            self.awaiting -= 1
+        elif m["type"] == wire.DELIVER:
             self.delivered.append(m)
         elif m["type"] == wire.LINK:
             self.links.append(m)
@@ -54,6 +60,7 @@ class FakeNode:
     def welcome(self) -> int:
         m = self.recv()
         assert m["type"] == wire.WELCOME, m
+        self.notice_nets = m["notice_nets"]
         self.grant = m["time"]
         return m["time"]
 
@@ -86,6 +93,7 @@ class FakeNode:
 
     def send(self, ready_ns: int, dst: int, payload: bytes, seq=0, net=0):
         self.s.sendall(wire.frame(self.node, ready_ns, dst, payload, seq, net=net))
+        self.awaiting += self.notice_nets >> net & 1
 
     def raw(self, data: bytes):
         self.s.sendall(data)
@@ -130,7 +138,10 @@ def cluster(fabric, nodes: int, topology: str) -> tuple[Fabric, list[FakeNode]]:
 def run_until(nodes: list[FakeNode], running: list[int], done) -> None:
     """After the test's frames are sent: the nodes not running say they will send nothing
     more; the running ones report their grant (promising nothing) as soon as they get it,
-    each on its own (a node's next grant may need another's report), until done()."""
+    each on its own (a node's next grant may need another's report), until done(). A
+    node waiting for a notice of its frames runs too: the notice is an arrival at it,
+    and its peers' grants wait for it to get past it."""
+    running = [i for i, x in enumerate(nodes) if i in running or x.awaiting]
     for i, x in enumerate(nodes):
         if i not in running:
             x.report(0, NEVER)

@@ -18,11 +18,13 @@ MAX_MESSAGE = FRAME_HEADER + 65536
 
 
 class FakeFabric(threading.Thread):
-    def __init__(self, path: Path, nodes: int, first_grant: int, on_sync):
+    def __init__(self, path: Path, nodes: int, first_grant: int, on_sync, notice_nets=0):
         """on_sync(sync_message) returns the messages to send back (deliveries, then a
-        grant). Everything the node sends is kept in self.received, in order."""
+        grant). Everything the node sends is kept in self.received, in order. notice_nets:
+        the networks WELCOME says send notices (a hub's, docs/fabric.md)."""
         super().__init__(daemon=True)
         self.nodes, self.first_grant, self.on_sync = nodes, first_grant, on_sync
+        self.notice_nets = notice_nets
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.listener.bind(str(path))
         self.listener.listen(1)
@@ -55,7 +57,8 @@ class FakeFabric(threading.Thread):
                 if m is None:
                     return
                 self.ports.append((m["net"], m["protocol"]))
-            conn.sendall(wire.welcome(hello["node"], self.first_grant, self.nodes))
+            conn.sendall(wire.welcome(hello["node"], self.first_grant, self.nodes,
+                                      self.notice_nets))
             while True:
                 try:
                     data = conn.recv(MAX_MESSAGE + 1)

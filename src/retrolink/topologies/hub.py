@@ -20,7 +20,9 @@ class HubNetwork(EthernetNetwork):
     seed: int = param(0, ge=0, le=TOPO_PARAM_MAX, unit="-",
                       source="our choice: seeds the stations' backoff generators")
     queue_frames: int = param(256, ge=1, le=TOPO_PARAM_MAX, unit="frames",
-                              source="our choice: a NIC's transmit ring and more, per station")
+                              source="our choice: a NIC's transmit ring and more, per station; a "
+                                     "station that waits for the hub's notices (the "
+                                     "netdev) holds one here (docs/fabric.md, hub)")
 
     def derived_bits(self) -> dict[str, int]:
         return {**super().derived_bits(), "the slot time": self.slot_bits,

@@ -41,8 +41,8 @@ def eth(dst: bytes, size: int, fill: int = 0xAB) -> bytes:
     return dst + mac(0, 1) + b"\x08\x00" + bytes([fill]) * (size - 14)
 
 
-def start(artifacts, tmp_path, first_grant, on_sync, nodes=2, link_up_ns=0):
-    fabric = FakeFabric(tmp_path / "fabric.sock", nodes, first_grant, on_sync)
+def start(artifacts, tmp_path, first_grant, on_sync, nodes=2, link_up_ns=0, notice_nets=0):
+    fabric = FakeFabric(tmp_path / "fabric.sock", nodes, first_grant, on_sync, notice_nets)
     q = Qtest(artifacts.qemu, [
         "-netdev", f"retrolink,id=n0,fabric={tmp_path / 'fabric.sock'},node=0,network=0,"
                    f"tx-latency-ns={TX_LAT},rx-latency-ns={RX_LAT},dma-rate={RATE},"
@@ -111,6 +111,38 @@ def test_frames_leave_after_latency_and_dma_one_bus_transfer_at_a_time(artifacts
     assert (c["tx_frames"], c["tx_bytes"]) == (3, 1130)
 
 
+def test_on_a_hub_the_next_frame_waits_for_the_notice_of_the_last(artifacts, tmp_path,
+                                                                   cleanup):
+    """A network that sends notices (a hub, docs/boards/ethernet.md "Deferral"): the
+    netdev hands the fabric one frame and takes the next from QEMU's queue at the notice
+    of the first, its costs starting then."""
+    notice = []
+
+    def on_sync(m):
+        if not notice and fabric.of_type(wire.FRAME):
+            notice.append(m["time"] + 100_000)
+            return [wire.deliver(0, notice[0], 0, seq=0), wire.grant(0, m["time"] + 1_000_000)]
+        return [wire.grant(0, m["time"] + 1_000_000)]
+
+    fabric, q = start(artifacts, tmp_path, 1_000_000, on_sync, notice_nets=1)
+    cleanup((fabric, q))
+    until(q, 2_000_000)
+    setup_nic(q)
+    t0 = 2_500_000
+    until(q, t0)
+    send(q, [eth(mac(0, 1), 100), eth(mac(0, 1), 1000, 0x11)])
+    until(q, 3_000_000)
+    assert [f["time"] for f in fabric.wait_for(wire.FRAME)] == [t0 + TX_LAT + dma(100)]
+    until(q, 4_000_000)
+    frames = fabric.wait_for(wire.FRAME, 2)
+    assert notice == [3_100_000]
+    assert [(f["time"], f["len"]) for f in frames] == [
+        (t0 + TX_LAT + dma(100), 100), (notice[0] + TX_LAT + dma(1000), 1000)]
+    q.close()
+    c = counters(tmp_path)
+    assert (c["tx_frames"], c["tx_deferred"], c["causality_violations"]) == (2, 1, 0), c
+
+
 @pytest.mark.parametrize("dst", [mac(0, 0), mac(0, 7), mac(1, 1), bytes.fromhex("020000000001")],
                          ids=["itself", "no-such-node", "other-network", "outside-the-scheme"])
 def test_a_unicast_mac_of_no_other_station_is_dropped_and_counted(artifacts, tmp_path, cleanup,
@@ -164,7 +196,8 @@ def test_promise_and_reaction_are_the_least_costs(artifacts, tmp_path, cleanup):
     cleanup((fabric, q))
     setup_nic(q)
     until(q, 4_000_000)
-    assert fabric.of_type(wire.HELLO)[0]["reaction"] == RX_LEAST + TX_LEAST
+    # a hub's notice lets a held frame go at once: no receive cost (ethernet.md)
+    assert fabric.of_type(wire.HELLO)[0]["reaction"] == TX_LEAST
     syncs = fabric.of_type(wire.SYNC)
     assert [m["time"] for m in syncs] == [1_000_000, 2_000_000, 3_000_000]
     # under qtest the guest "runs": it could write the doorbell at the very sync point
