@@ -79,15 +79,102 @@ def test_refused_window_accesses(rig):
     refused(1, 0x4, 8, R.CPCI_ERR_BAD_ACCESS)
     refused(1, 0x11, 2, R.CPCI_ERR_BAD_ACCESS, load=True)
     assert rig.frames() == [] and rig.reg(R.CPCI_REG_TX_WRITES) == 0
+    assert rig.reg(R.CPCI_REG_TX_READS) == 0
 
 
-def test_a_load_reads_all_ones_with_peer_abort(rig):
-    """Loads are not modelled yet (docs/boards/cpci.md, "Limits"): all ones, PEER_ABORT."""
+class Peers:
+    """The fake backplane's other bridges: each READ the board sends is answered by its
+    target after `round_trip` ns (from the READ's ready time), with `data`, or refused;
+    `first` frames are delivered at the first sync of the board's load."""
+
+    def __init__(self, data: bytes = bytes(range(1, 9)), round_trip: int = 2000,
+                 abort: bool = False, first=(), gate=None):
+        self.data, self.round_trip, self.abort, self.first = data, round_trip, abort, first
+        self.gate = gate            # answer only once gate(rig) is true
+        self.answered: dict[int, int] = {}          # tag -> completion arrival
+
+    def react(self, rig, now):
+        for f in rig.frames():
+            if f["kind"] == R.CPCI_T_READ and f["src_node"] == 0 and self.first:
+                rig.queue.extend(self.first)
+                self.first = ()
+            if f["kind"] != R.CPCI_T_READ or f["tag"] in self.answered or \
+                    (self.gate and not self.gate(rig)):
+                continue
+            at = max(now, f["time"] + self.round_trip)
+            self.answered[f["tag"]] = at
+            rig.queue.append((at, f["dst"], wire_frame(
+                R.CPCI_T_READ_DONE, f["offset"], b"" if self.abort else self.data[:f["length"]],
+                length=f["length"], src=f["dst"], tag=f["tag"],
+                flags=R.CPCI_FF_ABORT if self.abort else 0)))
+
+
+@pytest.mark.parametrize("size", [1, 2, 4, 8])
+def test_a_load_holds_the_access_until_its_completion_is_back(artifacts, tmp_path, size):
+    peers = Peers()
+    rig = Rig(artifacts, tmp_path, step=10_000, react=peers.react)
+    try:
+        t = rig.bring_up()
+        b = Bridge(P)
+        val = rig.load(2, 0x40, size)
+        assert val == int.from_bytes(peers.data[:size], "little")
+        (read,) = rig.frames()
+        ready = b.store(t, size)            # the first attempt, then the bridge
+        assert (read["dst"], read["kind"], read["offset"], read["length"], read["time"],
+                len(read["payload"])) == (2, R.CPCI_T_READ, 0x40, size, ready,
+                                          R.CPCI_WIRE_HDR_SIZE)
+        arrival = peers.answered[read["tag"]]
+        # the CPU's retry reads the data: the node's PCI is busy until then, so a store
+        # made at once is ready only after it
+        done = arrival + b.transaction(size)
+        rig.store(1, 0, 4, 0x1234)
+        out = rig.wait_frames(2)[1]
+        assert out["time"] == done + b.transaction(4) + P["bridge"]
+        assert rig.reg(R.CPCI_REG_TX_READS) == 1 and rig.err() == 0
+    finally:
+        rig.close()
+
+
+def test_a_load_the_peer_refuses_reads_all_ones(artifacts, tmp_path):
+    rig = Rig(artifacts, tmp_path, step=10_000, react=Peers(abort=True).react)
+    try:
+        rig.bring_up()
+        assert rig.load(3, 0x100, 4) == 0xFFFFFFFF
+        assert rig.err() == R.CPCI_ERR_PEER_ABORT
+        assert rig.reg(R.CPCI_REG_ERR_ADDR) == 3 * R.CPCI_WINDOW_SIZE + 0x100
+    finally:
+        rig.close()
+
+
+def test_a_load_no_completion_can_reach_reads_all_ones(rig):
+    """The fake fabric granted never at its first sync: nothing can arrive any more."""
     rig.bring_up()
-    assert rig.load(1, 0x40, 4) == 0xFFFFFFFF
-    assert rig.load(2, 0x40, 8) == 0xFFFFFFFFFFFFFFFF
+    assert rig.load(1, 0x40, 8) == 0xFFFFFFFFFFFFFFFF
     assert rig.err() == R.CPCI_ERR_PEER_ABORT
-    assert rig.frames() == []
+    assert rig.reg(R.CPCI_REG_TX_READS) == 1
+
+
+def test_a_node_waiting_for_its_load_serves_a_peer_s(artifacts, tmp_path):
+    """Two nodes loading from each other: node 1 answers this node's load only once this
+    node has answered node 1's (as node 1 would, held in its own load). The waiting node
+    runs its own events the grants allow: it serves the peer, and both loads end."""
+    def served(rig):
+        return any(f["kind"] == R.CPCI_T_READ_DONE for f in rig.frames())
+
+    first = [(UP + 500, 1, wire_frame(R.CPCI_T_READ, 0x20, length=4, src=1, tag=9))]
+    peers = Peers(first=first, gate=served)
+    rig = Rig(artifacts, tmp_path, step=2_000, react=peers.react)
+    try:
+        b = Bridge(P)
+        rig.bring_up()
+        rig.q.memwrite(EXPORT + 0x20, b"\xAA\xBB\xCC\xDD")
+        assert rig.load(1, 0x80, 4) == int.from_bytes(peers.data[:4], "little")
+        done = [f for f in rig.frames() if f["kind"] == R.CPCI_T_READ_DONE]
+        assert len(done) == 1 and done[0]["data"] == b"\xAA\xBB\xCC\xDD"
+        assert done[0]["tag"] == 9 and done[0]["time"] == b.serve(UP + 500, 4)
+        assert rig.reg(R.CPCI_REG_RX_READS) == 1 and rig.err() == 0
+    finally:
+        rig.close()
 
 
 def test_peer_writes_land_in_the_export_at_their_time(artifacts, tmp_path):
