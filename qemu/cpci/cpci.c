@@ -358,10 +358,6 @@ static int cpci_post_load(void *opaque, int version_id)
     if (s->err_addr >= CPCI_WINDOWS_SIZE) {
         return rl_board_refuse(s->rl, "err_addr 0x%x is beyond the windows", s->err_addr);
     }
-    if (s->rl->irq_mask != CPCI_IRQ_ALL || s->rl->irq_status != cpci_causes(s)) {
-        return rl_board_refuse(s->rl, "irq_status 0x%x / irq_mask 0x%x disagree with the "
-                               "doorbells and errors", s->rl->irq_status, s->rl->irq_mask);
-    }
     if (nodes > CPCI_MAX_NODES || (s->up && s->rl->node >= nodes)) {
         return rl_board_refuse(s->rl, "%u nodes with this node %u", nodes, s->rl->node);
     }
@@ -372,6 +368,10 @@ static int cpci_post_load(void *opaque, int version_id)
     if (s->peers_up & ~(((1u << nodes) - 1) & ~(1u << s->rl->node))) {
         return rl_board_refuse(s->rl, "peers_up 0x%x names nodes not on the backplane",
                                s->peers_up);
+    }
+    if (s->rl->irq_mask != CPCI_IRQ_ALL || s->rl->irq_status != cpci_causes(s)) {
+        return rl_board_refuse(s->rl, "irq_status 0x%x / irq_mask 0x%x disagree with the "
+                               "doorbells and errors", s->rl->irq_status, s->rl->irq_mask);
     }
     return 0;
 }
