@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpci_map.h"
@@ -57,4 +58,12 @@ int cpci_map_wait(struct cpci_map *m, unsigned src, unsigned bit, unsigned timeo
             return -1;
     } while (w.src != src || w.bit != bit);
     return 0;
+}
+
+int64_t cpci_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -27,5 +27,7 @@ void cpci_map_close(struct cpci_map *m);
  * (timeout_ms 0: no limit). 0 or -1 with errno. */
 int cpci_map_ring(struct cpci_map *m, unsigned node, unsigned bit);
 int cpci_map_wait(struct cpci_map *m, unsigned src, unsigned bit, unsigned timeout_ms);
+/* CLOCK_MONOTONIC in ns: the guest's modelled time */
+int64_t cpci_now_ns(void);
 
 #endif

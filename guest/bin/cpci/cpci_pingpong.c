@@ -45,14 +45,6 @@ static void fail(const char *what)
     exit(1);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* SIZE bytes into the peer's user area: one 32-bit store a word, then the word */
 static void send_msg(const volatile uint32_t *src, unsigned size, uint32_t seq)
 {
@@ -81,9 +73,9 @@ static void await_msg(uint32_t seq)
         }
         return;
     }
-    give_up = now_ns() + (int64_t)WAIT_MS * 1000000;
+    give_up = cpci_now_ns() + (int64_t)WAIT_MS * 1000000;
     while (m.local[FLAG] != seq) {
-        if (++n % 4096 == 0 && now_ns() > give_up) {
+        if (++n % 4096 == 0 && cpci_now_ns() > give_up) {
             printf("ERROR no message %u from node %d within %d s\n", seq, !node,
                    WAIT_MS / 1000);
             exit(1);
@@ -94,12 +86,12 @@ static void await_msg(uint32_t seq)
 static void pingpong(const uint32_t *msg, unsigned size, long reps, long warmup,
                      uint32_t *seq)
 {
-    int64_t t0 = now_ns();
+    int64_t t0 = cpci_now_ns();
     long i;
 
     for (i = 0; i < warmup + reps; i++) {
         if (i == warmup)
-            t0 = now_ns();
+            t0 = cpci_now_ns();
         ++*seq;
         if (node == 0) {
             send_msg(msg, size, *seq);
@@ -118,7 +110,7 @@ static void pingpong(const uint32_t *msg, unsigned size, long reps, long warmup,
         }
     }
     printf("RESULT cpci_latency mode=%s size=%u us=%.1f\n", doorbell ? "copy_db" : "copy",
-           size, (double)(now_ns() - t0) / reps / 2 / 1000);
+           size, (double)(cpci_now_ns() - t0) / reps / 2 / 1000);
 }
 
 int main(int argc, char **argv)

@@ -76,14 +76,6 @@ static void sleep_ms(unsigned ms)
     nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* some other node: the next one */
 static unsigned peer_of(const struct cpci_map *m)
 {
@@ -201,7 +193,8 @@ static void check_window(struct cpci_map *m)
     read_line(TX_WRITES, before, sizeof(before));
     m->win[TEST_WORD] = v;
     read_line(TX_WRITES, after, sizeof(after));
-    cli_result("window_store_counted", strtoul(after, NULL, 10) == strtoul(before, NULL, 10) + 1,
+    /* at least ours: the netdev may have sent a frame meanwhile */
+    cli_result("window_store_counted", strtoul(after, NULL, 10) > strtoul(before, NULL, 10),
                "tx_writes %s -> %s", before, after);
     cli_result("window_load_reads_the_store", m->win[TEST_WORD] == v, "read %#x, stored %#x",
                m->win[TEST_WORD], v);
@@ -288,10 +281,10 @@ static int role_load_time(long reps)
         return 1;
     }
     sink = m.win[TEST_WORD];    /* the page mapped */
-    t0 = now_ns();
+    t0 = cpci_now_ns();
     for (i = 0; i < reps; i++)
         sink += m.win[TEST_WORD];
-    printf("RESULT cpci_load us=%.2f\n", (double)(now_ns() - t0) / reps / 1000);
+    printf("RESULT cpci_load us=%.2f\n", (double)(cpci_now_ns() - t0) / reps / 1000);
     (void)sink;
     cpci_map_close(&m);
     return 0;
