@@ -275,7 +275,7 @@ void fabric_deliver_all(struct network *net, struct frame *fr, uint64_t arrival)
 
 /* topologies */
 extern const struct topology_ops topo_p2p_ops, topo_ring_ops, topo_switch_ops, topo_min_ops,
-    topo_hub_ops, topo_eth_switch_ops;
+    topo_hub_ops, topo_eth_switch_ops, topo_cpci_bus_ops;
 const struct topology_ops *topology_by_name(const char *name);
 /* the least lookahead of any event: what a node's instruction time must not exceed */
 uint64_t topology_least_event_latency(struct network *net);

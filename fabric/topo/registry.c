@@ -8,7 +8,7 @@ const struct topology_ops *topology_by_name(const char *name)
 {
     static const struct topology_ops *all[] = { &topo_p2p_ops, &topo_ring_ops, &topo_switch_ops,
                                                      &topo_min_ops, &topo_hub_ops,
-                                                     &topo_eth_switch_ops };
+                                                     &topo_eth_switch_ops, &topo_cpci_bus_ops };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         if (!strcmp(all[i]->name, name)) {
             return all[i];

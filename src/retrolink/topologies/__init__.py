@@ -6,6 +6,7 @@ from typing import Annotated, Union
 from pydantic import Field
 
 from retrolink.topologies.base import NetworkBase, Synthetic
+from retrolink.topologies.cpci_bus import CpciBusNetwork
 from retrolink.topologies.ethernet_switch import EthernetSwitchNetwork
 from retrolink.topologies.hub import HubNetwork
 from retrolink.topologies.min import MinNetwork
@@ -18,6 +19,7 @@ TOPOLOGIES: dict[str, type[NetworkBase]] = {
     "min": MinNetwork,
     "hub": HubNetwork,
     "ethernet_switch": EthernetSwitchNetwork,
+    "cpci_bus": CpciBusNetwork,
 }
 
 Network = Annotated[Union[tuple(TOPOLOGIES.values())], Field(discriminator="topology")]
