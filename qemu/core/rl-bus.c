@@ -54,8 +54,15 @@ uint64_t rl_bus_pio(RlBus *b, unsigned bytes)
 uint64_t rl_bus_hold(RlBus *b, uint64_t ns)
 {
     uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    uint64_t end = MAX(now, b->free_at) + ns;
 
+    return rl_bus_hold_until(b, MAX(now, b->free_at) + ns);
+}
+
+uint64_t rl_bus_hold_until(RlBus *b, uint64_t end)
+{
+    uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    end = MAX(end, b->free_at);
     b->free_at = end;
     /*
      * The access is the last instruction of its TB under icount: the vCPU leaves

@@ -43,6 +43,12 @@ uint64_t rl_bus_pio(RlBus *b, unsigned bytes);
  */
 uint64_t rl_bus_hold(RlBus *b, uint64_t ns);
 
+/*
+ * The bus is busy, and the current vCPU held, until 'end' (at least until the transfer
+ * booked last ends): a non-posted access whose data came back at a known time.
+ */
+uint64_t rl_bus_hold_until(RlBus *b, uint64_t end);
+
 /* A vCPU is held now (a board refuses to be saved then). */
 bool rl_bus_stalling(const RlBus *b);
 

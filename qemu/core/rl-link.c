@@ -809,6 +809,72 @@ void rl_port_send(RlPort *p, uint64_t ready_ns, uint32_t dst, uint32_t flags,
     }
 }
 
+/*
+ * One round of rl_port_wait: publish a sync point at now and take a grant, from the
+ * lock-step file if it gives one past the last, else from the fabric on the socket
+ * (which answers a SYNC as soon as it can grant past now: possibly the grant we hold).
+ */
+static bool rl_wait_round(RlLink *l, uint64_t now)
+{
+    uint64_t guest, grant, before = l->grant;
+    struct rl_sync s = { .promise_ns = rl_node_promise(l, now, &guest) };
+
+    rl_msg_hdr_init(&s.h, RL_MSG_SYNC, sizeof(s), l->node, now);
+    l->promised = s.promise_ns;
+    trace_retrolink_link_sync(l->node, now, guest, s.promise_ns);
+    if (l->ls) {
+        rl_lockstep_sync_point(l, now, s.promise_ns);
+        if (rl_lockstep_wait(l, before, 0, &grant, RL_WAIT_FULL)) {
+            rl_take_grant(l, grant);
+            return true;
+        }
+        if (!l->up) {
+            return false;
+        }
+        rl_lockstep_set_waiting(l->ls, true);
+    }
+    bool granted = rl_write(l, &s, sizeof(s)) && rl_wait_for_grant(l, now);
+    if (l->ls) {
+        rl_lockstep_set_waiting(l->ls, false);
+    }
+    if (granted) {
+        rl_take_grant(l, l->grant);
+        if (l->grant == before) {
+            g_usleep(20);       /* no peer moved yet: let them run before asking again */
+        }
+    }
+    return granted;
+}
+
+bool rl_port_wait(RlPort *p, bool (*done)(void *opaque),
+                  void (*progress)(void *opaque, uint64_t grant), void *opaque)
+{
+    RlLink *l = p ? p->link : NULL;
+    uint64_t now = rl_now();
+    bool ok = true;
+
+    if (!l || !l->up || !l->started ||
+        (l->barrier != RL_BS_NONE && l->barrier != RL_BS_PASSED)) {
+        return false;
+    }
+    if (l->progress_timer) {
+        timer_del(l->progress_timer);
+    }
+    trace_retrolink_link_wait(l->node, now, l->grant);
+    while (!done(opaque)) {
+        if (l->grant >= INT64_MAX || qemu_shutdown_requested_get() || l->stopping ||
+            !rl_wait_round(l, now)) {
+            ok = false;         /* nothing can come any more, or we leave */
+            break;
+        }
+        progress(opaque, l->grant);
+    }
+    if (l->up) {
+        rl_arm(l);
+    }
+    return ok;
+}
+
 bool rl_port_is_up(RlPort *p)
 {
     return p && p->link && p->link->up;

@@ -71,6 +71,22 @@ RlPort *rl_port_attach(const char *socket_path, uint32_t node, uint32_t net,
 void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
                   const void *data, uint32_t len);
 
+/*
+ * Wait in the vCPU thread, inside a device access (a non-transparent bridge's load, whose
+ * data is in a peer's QEMU), until done(opaque): the node's clock stands still at now,
+ * the vCPU being held. Each round reports a sync point at now with the node's promise
+ * (the ports' promise ops: the device knows the access holds the guest), takes the
+ * fabric's grant, reading and dispatching its DELIVERs, and calls progress(opaque, grant):
+ * no frame can arrive before the grant any more, so the device may run its own events
+ * before it (the vCPU cannot act before the access ends) and raise its promise. Grants
+ * and sync times follow the lock-step's rules (a sync at now, its promise never below
+ * what the node has sent). False if the link is lost, QEMU is quitting, the node is at
+ * its boot barrier, or a grant of never says nothing can come any more: the access then
+ * fails.
+ */
+bool rl_port_wait(RlPort *port, bool (*done)(void *opaque),
+                  void (*progress)(void *opaque, uint64_t grant), void *opaque);
+
 /* True while the node is connected to the fabric. */
 bool rl_port_is_up(RlPort *port);
 

@@ -70,12 +70,10 @@ static void rearm(RlSched *s)
     }
 }
 
-static void rl_sched_cb(void *opaque)
+/* Run every event due before 'end' (exclusive), in order; then re-arm. */
+static void run_before(RlSched *s, uint64_t end)
 {
-    RlSched *s = opaque;
-    uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-
-    while (s->heap->len && EV(s, 0)->time <= now) {
+    while (s->heap->len && EV(s, 0)->time < end) {
         RlEvent ev = *EV(s, 0);
         swap_ev(s, 0, s->heap->len - 1);
         g_array_set_size(s->heap, s->heap->len - 1);
@@ -83,6 +81,18 @@ static void rl_sched_cb(void *opaque)
         s->fn(s->opaque, &ev);
     }
     rearm(s);
+}
+
+static void rl_sched_cb(void *opaque)
+{
+    RlSched *s = opaque;
+
+    run_before(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
+}
+
+void rl_sched_run_before(RlSched *s, uint64_t end)
+{
+    run_before(s, end);
 }
 
 void rl_sched_init(RlSched *s, RlEventFn *fn, void *opaque)

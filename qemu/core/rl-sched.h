@@ -53,6 +53,12 @@ void rl_sched_destroy(RlSched *s);
 void rl_sched_add(RlSched *s, uint64_t time, uint32_t cls, uint64_t key, int kind,
                   uint32_t arg, uint32_t gen, void *ptr);
 size_t rl_sched_count(const RlSched *s);
+/*
+ * Run the events due before 'end' now, ahead of the clock (a device whose vCPU is held
+ * while the fabric grants it time: rl_port_wait). Each handler gets its event's time
+ * in ev->time; it must take that, not the clock, as its now.
+ */
+void rl_sched_run_before(RlSched *s, uint64_t end);
 RlEvent *rl_sched_nth(RlSched *s, size_t i);   /* unordered walk, for promises */
 /* Remove every event for which keep() returns false (it may free ev->ptr). */
 void rl_sched_filter(RlSched *s, bool (*keep)(void *opaque, RlEvent *ev), void *opaque);

@@ -9,6 +9,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/bswap.h"
 
 #include "cpci.h"
 #include "hw/retrolink/trace.h"

@@ -51,19 +51,19 @@ static uint64_t cpci_export_addr(CpciState *s, uint32_t offset)
     return ((uint64_t)s->export_hi << 32 | s->export_lo) + offset;
 }
 
-static void cpci_rx_reject(CpciState *s, CpciFrame *f, const char *why)
+static void cpci_rx_reject(CpciState *s, CpciFrame *f, const char *why, uint64_t now)
 {
     trace_retrolink_cpci_rx_reject(s->rl->node, f->h.src_node, f->h.type, f->h.offset, why,
-                                   cpci_now());
+                                   now);
     s->rx_rejected++;
     cpci_error(s, CPCI_ERR_INBOUND, f->h.type == CPCI_T_DOORBELL ? CPCI_REG_DB_STATUS
                                                                  : f->h.offset);
 }
 
 /* At its arrival: book the node's PCI for it. */
-void cpci_rx_arrive(CpciState *s, CpciFrame *f)
+void cpci_rx_arrive(CpciState *s, CpciFrame *f, uint64_t now)
 {
-    uint64_t now = cpci_now(), end;
+    uint64_t end;
     uint64_t turnaround = s->turnaround_cycles * s->cycle_ns;
 
     switch (f->h.type) {
@@ -78,54 +78,71 @@ void cpci_rx_arrive(CpciState *s, CpciFrame *f)
         rl_sched_add(&s->rl->sched, end, RL_EV_CLASS_INTERNAL, 0, CPCI_EV_SERVE, 0, 0, f);
         break;
     default:
-        /* no load of this node waits for a completion (cpci-window.c) */
-        warn_report("retrolink-cpci node %u: a load completion from node %u that no load "
-                    "waits for (tag %u)", s->rl->node, f->h.src_node, f->h.tag);
-        g_free(f);
+        g_free(f);              /* completions never become events (cpci.c) */
         break;
     }
 }
 
 /* A write or a doorbell reaches memory or DB_STATUS. */
-void cpci_rx_land(CpciState *s, CpciFrame *f)
+void cpci_rx_land(CpciState *s, CpciFrame *f, uint64_t now)
 {
     if (f->h.type == CPCI_T_DOORBELL) {
         if (!(s->ctrl & CPCI_CTRL_ENABLE)) {
-            cpci_rx_reject(s, f, "board not enabled");
+            cpci_rx_reject(s, f, "board not enabled", now);
         } else {
             uint32_t bit = 1u << CPCI_DB_BIT(f->h.src_node, f->h.offset);
             s->db_status |= bit;
             s->db_received++;
-            trace_retrolink_cpci_doorbell(s->rl->node, f->h.src_node, f->h.offset,
-                                          cpci_now());
+            trace_retrolink_cpci_doorbell(s->rl->node, f->h.src_node, f->h.offset, now);
             cpci_update_irq(s, bit & ~s->db_mask ? CPCI_IRQ_DOORBELL : 0);
         }
     } else if (!cpci_export_ok(s, &f->h)) {
-        cpci_rx_reject(s, f, "outside the export, or the export off");
+        cpci_rx_reject(s, f, "outside the export, or the export off", now);
     } else {
         rl_board_dma_write(s->rl, cpci_export_addr(s, f->h.offset), f->data, f->h.len);
         s->rx_writes++;
         s->rx_bytes += f->h.len;
-        trace_retrolink_cpci_land(s->rl->node, f->h.src_node, f->h.offset, f->h.len,
-                                  cpci_now());
+        trace_retrolink_cpci_land(s->rl->node, f->h.src_node, f->h.offset, f->h.len, now);
     }
     g_free(f);
 }
 
 /* A peer's load has read the export (or was refused): its completion goes back. */
-void cpci_rx_serve(CpciState *s, CpciFrame *f)
+void cpci_rx_serve(CpciState *s, CpciFrame *f, uint64_t now)
 {
     CpciFrame done = { .h = { .type = CPCI_T_READ_DONE, .len = f->h.len,
                               .offset = f->h.offset, .tag = f->h.tag,
                               .src_node = s->rl->node } };
 
     if (!cpci_export_ok(s, &f->h)) {
-        cpci_rx_reject(s, f, "load outside the export, or the export off");
+        cpci_rx_reject(s, f, "load outside the export, or the export off", now);
         done.h.flags = CPCI_FF_ABORT;
     } else {
         rl_board_dma_read(s->rl, cpci_export_addr(s, f->h.offset), done.data, f->h.len);
         s->rx_reads++;
     }
-    cpci_send(s, f->h.src_node, &done, cpci_now() + s->bridge_ns);
+    cpci_send(s, f->h.src_node, &done, now + s->bridge_ns);
     g_free(f);
+}
+
+/*
+ * A completion: the data of the load this node waits for, taken as it is delivered (the
+ * vCPU is held in the load until it arrives, cpci-window.c). Any other is a peer's
+ * mistake: dropped.
+ */
+void cpci_load_completion(CpciState *s, const CpciFrame *f, uint64_t at)
+{
+    CpciLoad *ld = &s->load;
+
+    if (!ld->pending || ld->have || f->h.tag != ld->tag || f->h.src_node != ld->node ||
+        f->h.len != ld->size) {
+        warn_report("retrolink-cpci node %u: a load completion from node %u that no load "
+                    "waits for (tag %u)", s->rl->node, f->h.src_node, f->h.tag);
+        return;
+    }
+    ld->have = true;
+    ld->arrival = at;
+    ld->abort = f->h.flags & CPCI_FF_ABORT;
+    memcpy(ld->data, f->data, sizeof(ld->data));
+    trace_retrolink_cpci_load_done(s->rl->node, f->h.src_node, f->h.tag, ld->abort, at);
 }

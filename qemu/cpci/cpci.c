@@ -125,13 +125,13 @@ static void cpci_event(void *opaque, RlEvent *ev)
 
     switch (ev->kind) {
     case CPCI_EV_ARRIVE:
-        cpci_rx_arrive(s, ev->ptr);
+        cpci_rx_arrive(s, ev->ptr, ev->time);
         break;
     case CPCI_EV_LAND:
-        cpci_rx_land(s, ev->ptr);
+        cpci_rx_land(s, ev->ptr, ev->time);
         break;
     case CPCI_EV_SERVE:
-        cpci_rx_serve(s, ev->ptr);
+        cpci_rx_serve(s, ev->ptr, ev->time);
         break;
     case CPCI_EV_LINK:
         cpci_link_event(s, ev->arg & ~(1u << 31), ev->arg >> 31);
@@ -162,6 +162,11 @@ static void cpci_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t sr
         return;
     }
     trace_retrolink_cpci_frame_in(s->rl->node, src, f->h.type, f->h.offset, f->h.len, at);
+    if (f->h.type == CPCI_T_READ_DONE) {
+        cpci_load_completion(s, f, at);
+        g_free(f);
+        return;
+    }
     rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_FRAME, seq, CPCI_EV_ARRIVE, 0, 0, f);
 }
 
@@ -175,9 +180,10 @@ static void cpci_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 
 /*
  * The earliest a frame could be ready on the backplane if none arrived: an event may
- * send one (a load served) no earlier than its time; the guest, acting at guest_ns,
- * needs a store (into a window, or DB_RING) on the node's PCI, after the transfer on it
- * still under way, and the bridge's latency.
+ * send one (a load served) no earlier than its time; the guest, acting at guest_ns, or
+ * once the load that holds it has its data back (no sooner than the grants allow it to
+ * arrive), needs a store (into a window, or DB_RING) on the node's PCI, after the
+ * transfer on it still under way, and the bridge's latency.
  */
 static uint64_t cpci_promise(void *opaque, uint64_t now, uint64_t guest_ns)
 {
@@ -185,7 +191,12 @@ static uint64_t cpci_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     uint64_t p = RL_TIME_NEVER;
 
     if (guest_ns != RL_TIME_NEVER) {
-        p = MAX(guest_ns, s->bus.free_at) + cpci_pci_ns(s, 1) + s->bridge_ns;
+        uint64_t go = MAX(guest_ns, s->bus.free_at);
+        if (s->load.pending) {
+            uint64_t back = s->load.have ? s->load.arrival : s->load.floor;
+            go = MAX(go, back + cpci_pci_ns(s, s->load.size));
+        }
+        p = go + cpci_pci_ns(s, 1) + s->bridge_ns;
     }
     for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
@@ -304,6 +315,10 @@ static int cpci_pre_save(void *opaque)
     if (rl_bus_stalling(&s->bus)) {
         g_string_append_printf(what, "; the vCPU held by an access until %" PRIu64 " ns",
                                s->bus.free_at);
+    }
+    if (s->load.pending) {
+        g_string_append_printf(what, "; a load from node %u waiting for its data",
+                               s->load.node);
     }
     if (what->len) {
         error_report("retrolink-cpci node %u: cannot save the board with transactions in "

@@ -46,6 +46,17 @@ typedef struct CpciFrame {
     uint8_t data[CPCI_MAX_ACCESS];
 } CpciFrame;
 
+/* A load from a window, waiting for its completion (cpci-window.c): not saved. */
+typedef struct CpciLoad {
+    bool pending;
+    bool have;                  /* its completion was delivered */
+    bool abort;                 /* the peer refused it (CPCI_FF_ABORT) */
+    uint32_t tag, node, size;
+    uint64_t floor;             /* no completion can arrive before this (the grants) */
+    uint64_t arrival;           /* have: the completion's arrival */
+    uint8_t data[CPCI_MAX_ACCESS];
+} CpciLoad;
+
 struct CpciState {
     RlPciBoard parent_obj;
     RlBoard *rl;                /* the board core: fabric, node, interrupts, events */
@@ -71,6 +82,7 @@ struct CpciState {
     bool up;                    /* the cluster started (welcome) */
     uint32_t peers_up;          /* bit per node */
     uint32_t tag;               /* loads sent */
+    CpciLoad load;
 
     /* resources (docs/boards/cpci.md, "Timing") */
     RlBus bus;                  /* the node's PCI as the CPU's accesses see it */
@@ -100,8 +112,11 @@ extern const MemoryRegionOps cpci_win_ops;
 
 /* cpci-rx.c */
 bool cpci_frame_valid(const CpciFrame *f, uint32_t payload, uint32_t src);
-void cpci_rx_arrive(CpciState *s, CpciFrame *f);
-void cpci_rx_land(CpciState *s, CpciFrame *f);
-void cpci_rx_serve(CpciState *s, CpciFrame *f);
+/* events, at their time 'now' (which may be ahead of the clock: rl_sched_run_before) */
+void cpci_rx_arrive(CpciState *s, CpciFrame *f, uint64_t now);
+void cpci_rx_land(CpciState *s, CpciFrame *f, uint64_t now);
+void cpci_rx_serve(CpciState *s, CpciFrame *f, uint64_t now);
+/* a load's completion was delivered (it arrives at 'at') */
+void cpci_load_completion(CpciState *s, const CpciFrame *f, uint64_t at);
 
 #endif /* RETROLINK_CPCI_H */

@@ -176,6 +176,29 @@ class Qtest:
                 return dev
         raise QtestError(f"no PCI device {vendor:04x}:{device:04x}")
 
+    def msi_cap(self, dev: int) -> int:
+        """The offset of the MSI capability in the function's configuration space."""
+        at = self.cfg_read(dev, 0x34) & 0xFF
+        while at:
+            word = self.cfg_read(dev, at)
+            if word & 0xFF == 0x05:
+                return at
+            at = (word >> 8) & 0xFF
+        raise QtestError("no MSI capability")
+
+    def msi_to_ram(self, dev: int, box: int, data: int) -> None:
+        """Enable MSI with its message aimed at guest RAM (box), so that a test sees each
+        one: `data` written there."""
+        cap = self.msi_cap(dev)
+        wide = (self.cfg_read(dev, cap) >> 16) & 0x80
+        self.memwrite(box, bytes(4))
+        self.cfg_write(dev, cap + 4, box)
+        if wide:
+            self.cfg_write(dev, cap + 8, 0)
+        data_at = cap + (12 if wide else 8)
+        self.cfg_write(dev, data_at, (self.cfg_read(dev, data_at) & ~0xFFFF) | data)
+        self.cfg_write(dev, cap, self.cfg_read(dev, cap) | (1 << 16))     # MSI enable
+
     def map_bars(self, dev: int, bars: dict[int, int]) -> None:
         for bar, addr in bars.items():
             self.cfg_write(dev, 0x10 + 4 * bar, addr)

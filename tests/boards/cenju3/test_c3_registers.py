@@ -593,17 +593,6 @@ def test_trace_events_show_requests_packets_and_events(artifacts, tmp_path):
         assert what in text, (what, text[-2000:])
 
 
-def msi_cap(q, dev: int) -> int:
-    """The offset of the MSI capability in the function's configuration space."""
-    at = q.cfg_read(dev, 0x34) & 0xFF
-    while at:
-        word = q.cfg_read(dev, at)
-        if word & 0xFF == 0x05:
-            return at
-        at = (word >> 8) & 0xFF
-    raise AssertionError("no MSI capability")
-
-
 def test_interrupts_intx_and_msi_only_for_unmasked_causes(rig):
     """INTx follows IRQ_STATUS & IRQ_MASK (raised by an event, lowered by the write-1-to-
     clear); with MSI on, each unmasked cause writes the message (aimed at guest RAM here,
@@ -621,17 +610,8 @@ def test_interrupts_intx_and_msi_only_for_unmasked_causes(rig):
     rig.set_reg(R.C3_REG_IRQ_STATUS, R.C3_IRQ_EVENT)
     assert any(line.startswith("IRQ lower") for line in q.async_lines), q.async_lines
     # MSI, its message aimed at guest RAM
-    dev = q.find_pci(R.C3_PCI_VENDOR_ID, R.C3_PCI_DEVICE_ID)
-    cap = msi_cap(q, dev)
-    wide = (q.cfg_read(dev, cap) >> 16) & 0x80
     box = 0x00300000
-    q.memwrite(box, bytes(4))
-    q.cfg_write(dev, cap + 4, box)
-    if wide:
-        q.cfg_write(dev, cap + 8, 0)
-    data_at = cap + (12 if wide else 8)
-    q.cfg_write(dev, data_at, (q.cfg_read(dev, data_at) & ~0xFFFF) | 0x4321)
-    q.cfg_write(dev, cap, q.cfg_read(dev, cap) | (1 << 16))     # MSI enable
+    q.msi_to_ram(q.find_pci(R.C3_PCI_VENDOR_ID, R.C3_PCI_DEVICE_ID), box, 0x4321)
     rig.set_reg(R.C3_REG_IRQ_MASK, R.C3_IRQ_ERROR)
     rig.consume()
     rig.post(MSG, 1, 8)                                 # an event: masked
