@@ -19,7 +19,11 @@
  * at each ifup) and the last generation it saw of the other; a side resets its counts
  * for the pair whenever the other's generation changes, and sends only while the two
  * agree (both generations match), so a peer that goes down, unbinds or reloads starts
- * again from empty rings. ifdown stores generation 0: peers stop sending.
+ * again from empty rings. ifdown stores generation 0: peers stop sending. Nothing is
+ * sent at ifup: a boot must be quiet on the backplane until the cluster's boot barrier
+ * (docs/snapshots.md). The first frame for a peer whose link is not up sends the
+ * header (again a second later if no answer came) and is dropped, as an Ethernet
+ * drops frames before its link is up; ARP sends again.
  *
  * Addressing: the receiver learns which node each source MAC is on from the region a
  * frame arrives in; a unicast frame to a learnt MAC goes to its node, anything else
@@ -63,6 +67,7 @@ struct cpci_peer {
 	u32 tx_prod;			/* frames put in the peer's ring */
 	u32 rx_cons;			/* frames taken from our ring of the peer's */
 	bool up;			/* the generations agree: frames flow */
+	unsigned long hello_at;		/* jiffies of our last header sent (0: none yet) */
 	u64 mac;			/* learnt source address (0: none) */
 };
 
@@ -118,6 +123,19 @@ static void net_hello(struct cpci_net *n, u32 dst)
 	net_hdr_store(n, dst, NET_HDR_FIELD(peer_gen), p->seen_gen);
 	net_hdr_store(n, dst, NET_HDR_FIELD(gen), n->gen);
 	cpci_ring(n->cpci, dst, CPCI_DB_NET_TAKEN);
+	p->hello_at = jiffies | 1;
+}
+
+/* Frames may go to dst; if not, our header goes, once a second at most (n->lock held). */
+static bool net_peer_ready(struct cpci_net *n, u32 dst)
+{
+	struct cpci_peer *p = &n->peer[dst];
+
+	if (p->up)
+		return true;
+	if (!p->hello_at || time_after(jiffies, p->hello_at + HZ))
+		net_hello(n, dst);
+	return false;
 }
 
 /*
@@ -221,7 +239,7 @@ static netdev_tx_t net_xmit(struct sk_buff *skb, struct net_device *dev)
 		sent = true;
 	} else {
 		for (i = 0; i < cpci->nodes; i++) {
-			if (!cpci_is_peer(cpci, i) || !n->peer[i].up || !net_room(n, i))
+			if (!cpci_is_peer(cpci, i) || !net_peer_ready(n, i) || !net_room(n, i))
 				continue;
 			net_put(n, i, skb);
 			sent = true;
@@ -343,8 +361,6 @@ void cpci_net_doorbells(struct cpci_dev *cpci)
 static int net_open(struct net_device *dev)
 {
 	struct cpci_net *n = netdev_priv(dev);
-	struct cpci_dev *cpci = n->cpci;
-	u32 i;
 
 	spin_lock_bh(&n->lock);
 	/* new at each ifup, never 0: the monotonic clock's ns (another value than last) */
@@ -353,15 +369,12 @@ static int net_open(struct net_device *dev)
 		n->gen += 2;
 	n->last_gen = n->gen;
 	memset(n->peer, 0, sizeof(n->peer));
-	for (i = 0; i < cpci->nodes; i++)
-		if (cpci_is_peer(cpci, i))
-			net_hello(n, i);
 	spin_unlock_bh(&n->lock);
 	WRITE_ONCE(n->open, true);
 	napi_enable(&n->napi);
 	/* the backplane is up (probe waited for it): the carrier is */
 	netif_carrier_on(dev);
-	napi_schedule(&n->napi);	/* peers' hellos from before */
+	napi_schedule(&n->napi);	/* peers' headers from before: answered */
 	netif_start_queue(dev);
 	return 0;
 }
