@@ -360,7 +360,7 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             struct network *net = NULL;
             if (!topo) {
                 snprintf(msg, sizeof(msg), "unknown topology '%s' (known: p2p, token_ring, "
-                         "switch, min, hub, ethernet_switch)", tok[1]);
+                         "switch, min, hub, ethernet_switch, cpci_bus)", tok[1]);
             } else if (!f->nodes) {
                 snprintf(msg, sizeof(msg), "'nodes N' must come before 'topology'");
             } else if (f->nnets && f->nets[f->nnets - 1].topo) {

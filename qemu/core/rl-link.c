@@ -27,6 +27,9 @@
 
 #define RL_WELCOME_TIMEOUT_MS   120000  /* every node must connect within this */
 #define RL_POLL_MS              100     /* how often a blocked sync checks for shutdown */
+/* rl_port_wait: host time without a grant moving before the access fails */
+#define RL_WAIT_STUCK_S         30
+#define RL_WAIT_STUCK_NS        (RL_WAIT_STUCK_S * 1000000000ll)
 #define RL_MSG_MAX              (sizeof(struct rl_frame) + RL_MAX_PAYLOAD)
 /*
  * A node at its grant looks for a grant of its own in the lock-step file
@@ -861,6 +864,8 @@ bool rl_port_wait(RlPort *p, bool (*done)(void *opaque),
         timer_del(l->progress_timer);
     }
     trace_retrolink_link_wait(l->node, now, l->grant);
+    uint64_t last_grant = l->grant;
+    int64_t moved_at = get_clock();
     while (!done(opaque)) {
         if (l->grant >= INT64_MAX || qemu_shutdown_requested_get() || l->stopping ||
             !rl_wait_round(l, now)) {
@@ -868,6 +873,22 @@ bool rl_port_wait(RlPort *p, bool (*done)(void *opaque),
             break;
         }
         progress(opaque, l->grant);
+        if (l->grant != last_grant) {
+            last_grant = l->grant;
+            moved_at = get_clock();
+        } else if (get_clock() - moved_at > RL_WAIT_STUCK_NS) {
+            /*
+             * No grant for this long: the peer that would answer does not run (it is
+             * held at its boot barrier, which this node has not reached). Better a
+             * failed access, said loudly, than a cluster that never ends.
+             */
+            error_report("retrolink node %u: an access at %" PRIu64 " ns waited %d s of "
+                         "host time for the fabric with no grant past %" PRIu64 " ns (a "
+                         "peer held at its boot barrier?); it fails", l->node, now,
+                         RL_WAIT_STUCK_S, l->grant);
+            ok = false;
+            break;
+        }
     }
     if (l->up) {
         rl_arm(l);

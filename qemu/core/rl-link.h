@@ -81,8 +81,9 @@ void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
  * before it (the vCPU cannot act before the access ends) and raise its promise. Grants
  * and sync times follow the lock-step's rules (a sync at now, its promise never below
  * what the node has sent). False if the link is lost, QEMU is quitting, the node is at
- * its boot barrier, or a grant of never says nothing can come any more: the access then
- * fails.
+ * its boot barrier, a grant of never says nothing can come any more, or no grant has
+ * moved for 30 s of host time (a peer that does not run: held at its boot barrier, which
+ * this node has not reached; said on stderr): the access then fails.
  */
 bool rl_port_wait(RlPort *port, bool (*done)(void *opaque),
                   void (*progress)(void *opaque, uint64_t grant), void *opaque);

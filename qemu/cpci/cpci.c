@@ -243,9 +243,10 @@ static uint64_t cpci_reaction_ns(void *dev)
 
 /* ---- reset --------------------------------------------------------------------------- */
 
+/* Links, arrivals, and peers' loads: each load is answered (refused if the export is off) */
 static bool cpci_keep_link_events(void *opaque, RlEvent *ev)
 {
-    if (ev->kind == CPCI_EV_LINK || ev->kind == CPCI_EV_ARRIVE) {
+    if (ev->kind == CPCI_EV_LINK || ev->kind == CPCI_EV_ARRIVE || ev->kind == CPCI_EV_SERVE) {
         return true;
     }
     g_free(ev->ptr);
@@ -259,9 +260,9 @@ static bool cpci_drop_event(void *opaque, RlEvent *ev)
 }
 
 /*
- * Everything back to power-on but the backplane: transactions already on their way to
- * memory are dropped; frames still arriving are judged at their arrival (the export is
- * off by then).
+ * Everything back to power-on but the backplane: writes already on their way to memory
+ * are dropped; frames still arriving are judged at their arrival, and peers' loads are
+ * answered (refused: the export is off by then), so that no peer waits for ever.
  */
 void cpci_board_reset(CpciState *s)
 {
@@ -358,20 +359,20 @@ static int cpci_post_load(void *opaque, int version_id)
     if (s->err_addr >= CPCI_WINDOWS_SIZE) {
         return rl_board_refuse(s->rl, "err_addr 0x%x is beyond the windows", s->err_addr);
     }
-    if (s->rl->irq_mask != CPCI_IRQ_ALL || s->rl->irq_status != cpci_causes(s)) {
-        return rl_board_refuse(s->rl, "irq_status 0x%x / irq_mask 0x%x disagree with the "
-                               "doorbells and errors", s->rl->irq_status, s->rl->irq_mask);
-    }
     if (nodes > CPCI_MAX_NODES || (s->up && s->rl->node >= nodes)) {
         return rl_board_refuse(s->rl, "%u nodes with this node %u", nodes, s->rl->node);
     }
-    if (s->db_status >> (nodes * CPCI_DB_PER_NODE) && nodes * CPCI_DB_PER_NODE < 32) {
+    if (nodes * CPCI_DB_PER_NODE < 32 && s->db_status >> (nodes * CPCI_DB_PER_NODE)) {
         return rl_board_refuse(s->rl, "db_status 0x%x has doorbells of nodes past %u",
                                s->db_status, nodes);
     }
     if (s->peers_up & ~(((1u << nodes) - 1) & ~(1u << s->rl->node))) {
         return rl_board_refuse(s->rl, "peers_up 0x%x names nodes not on the backplane",
                                s->peers_up);
+    }
+    if (s->rl->irq_mask != CPCI_IRQ_ALL || s->rl->irq_status != cpci_causes(s)) {
+        return rl_board_refuse(s->rl, "irq_status 0x%x / irq_mask 0x%x disagree with the "
+                               "doorbells and errors", s->rl->irq_status, s->rl->irq_mask);
     }
     return 0;
 }

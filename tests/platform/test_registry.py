@@ -111,7 +111,8 @@ def test_the_registries_agree_with_boards_def():
         for model, cls in module.MODELS.items():
             assert cls.PROTOCOL == name, f"board model {model}: PROTOCOL {cls.PROTOCOL!r}"
             assert retrolink.boards.BOARDS[model] is cls
-    assert retrolink.fuzz.boards.names() == ["cenju3", "e1000", "fc", "puma2", "sx", "via"]
+    assert retrolink.fuzz.boards.names() == ["cenju3", "cpci", "e1000", "fc", "puma2", "sx",
+                                             "via"]
     assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "via", "fabric",
                                        "boot"]
 

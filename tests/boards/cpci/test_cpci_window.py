@@ -315,6 +315,23 @@ def test_a_peer_s_load_is_served_with_its_completion(artifacts, tmp_path):
         rig.close()
 
 
+def test_a_reset_still_answers_a_peer_s_load(artifacts, tmp_path):
+    """The peer waits for its completion: a reset while the load is served refuses it."""
+    frames = [(ARRIVE, 2, wire_frame(R.CPCI_T_READ, 0x30, length=4, src=2, tag=3))]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        b = Bridge(P)
+        rig.bring_up()
+        rig.q.clock_set(ARRIVE + 10)
+        rig.set_reg(R.CPCI_REG_CTRL, R.CPCI_CTRL_RESET)
+        rig.q.clock_set(ARRIVE + 100_000)
+        (done,) = rig.wait_frames(1)
+        assert (done["kind"], done["tag"], done["flags"], done["time"]) == \
+            (R.CPCI_T_READ_DONE, 3, R.CPCI_FF_ABORT, b.serve(ARRIVE, 4))
+    finally:
+        rig.close()
+
+
 def test_malformed_frames_are_dropped(artifacts, tmp_path):
     bad = [wire_frame(R.CPCI_T_WRITE, 0x10, b"abcd", length=3, src=1),     # len mismatch
            wire_frame(R.CPCI_T_WRITE, 0x10, b"abcd", src=2),               # src not sender
