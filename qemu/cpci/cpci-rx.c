@@ -5,7 +5,9 @@
  * transaction at a time in arrival order (the 'target' server): a write lands in memory
  * at the end of its last data phase, a doorbell in DB_STATUS likewise, so a doorbell rung
  * after stores lands after them; a load reads memory ('mem-read-ns' of wait states) and
- * its completion goes back onto the backplane after 'bridge-ns'.
+ * its completion goes back onto the backplane after 'bridge-ns'. What the node's memory
+ * refuses (bus mastering off: the bridge cannot master the node's bus) is refused like
+ * an access outside the export.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -98,8 +100,10 @@ void cpci_rx_land(CpciState *s, CpciFrame *f, uint64_t now)
         }
     } else if (!cpci_export_ok(s, &f->h)) {
         cpci_rx_reject(s, f, "outside the export, or the export off", now);
+    } else if (rl_board_dma_write(s->rl, cpci_export_addr(s, f->h.offset), f->data,
+                                  f->h.len) != MEMTX_OK) {
+        cpci_rx_reject(s, f, "the node's memory refused it (bus mastering off?)", now);
     } else {
-        rl_board_dma_write(s->rl, cpci_export_addr(s, f->h.offset), f->data, f->h.len);
         s->rx_writes++;
         s->rx_bytes += f->h.len;
         trace_retrolink_cpci_land(s->rl->node, f->h.src_node, f->h.offset, f->h.len, now);
@@ -117,8 +121,11 @@ void cpci_rx_serve(CpciState *s, CpciFrame *f, uint64_t now)
     if (!cpci_export_ok(s, &f->h)) {
         cpci_rx_reject(s, f, "load outside the export, or the export off", now);
         done.h.flags = CPCI_FF_ABORT;
+    } else if (rl_board_dma_read(s->rl, cpci_export_addr(s, f->h.offset), done.data,
+                                 f->h.len) != MEMTX_OK) {
+        cpci_rx_reject(s, f, "the node's memory refused the load (bus mastering off?)", now);
+        done.h.flags = CPCI_FF_ABORT;
     } else {
-        rl_board_dma_read(s->rl, cpci_export_addr(s, f->h.offset), done.data, f->h.len);
         s->rx_reads++;
     }
     cpci_send(s, f->h.src_node, &done, now + s->bridge_ns);

@@ -125,3 +125,12 @@ def test_bad_configurations_are_refused(fabric_binary, tmp_path, config, why):
 def test_more_than_eight_slots_are_refused(fabric_binary, tmp_path):
     r = check_config(fabric_binary, tmp_path, "nodes 9\ntopology cpci_bus\n")
     assert r.returncode == 2 and "at most 8 slots" in r.stderr, r.stderr
+
+
+def test_a_broadcast_is_one_transaction_arriving_everywhere_at_once(fabric):
+    f, n = cluster(fabric, 3, BUS)
+    n[1].send(100, 0xFFFFFFFF, b"b" * 20, seq=0)
+    run_until_delivered(n, {0: 1, 2: 1})
+    assert times(n[0]) == times(n[2]) == [100 + to_last_data(20) + BRIDGE]
+    stats = finish(f, n)
+    assert stats["links"][0]["bus_transactions"] == 1

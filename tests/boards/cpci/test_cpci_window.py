@@ -332,6 +332,23 @@ def test_a_reset_still_answers_a_peer_s_load(artifacts, tmp_path):
         rig.close()
 
 
+def test_without_bus_mastering_peers_accesses_are_refused(artifacts, tmp_path):
+    frames = [(ARRIVE, 1, wire_frame(R.CPCI_T_WRITE, 0x10, b"abcd", src=1)),
+              (ARRIVE, 2, wire_frame(R.CPCI_T_READ, 0x10, length=4, src=2, tag=4))]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        rig.bring_up()
+        dev = rig.q.find_pci(R.CPCI_PCI_VENDOR_ID, R.CPCI_PCI_DEVICE_ID)
+        rig.q.cfg_write(dev, 0x04, 0x2)                    # memory space, no bus master
+        rig.q.clock_set(ARRIVE + 100_000)
+        (done,) = rig.wait_frames(1)
+        assert done["flags"] == R.CPCI_FF_ABORT and done["tag"] == 4
+        assert rig.reg(R.CPCI_REG_RX_REJECTED) == 2 and rig.reg(R.CPCI_REG_RX_WRITES) == 0
+        assert rig.err() == R.CPCI_ERR_INBOUND
+    finally:
+        rig.close()
+
+
 def test_malformed_frames_are_dropped(artifacts, tmp_path):
     bad = [wire_frame(R.CPCI_T_WRITE, 0x10, b"abcd", length=3, src=1),     # len mismatch
            wire_frame(R.CPCI_T_WRITE, 0x10, b"abcd", src=2),               # src not sender
