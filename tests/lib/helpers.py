@@ -101,6 +101,43 @@ def kernel_problems(r) -> list[str]:
     return lines
 
 
+def guest_script_run(machine: str, script: str, nodes=(0, 1), timeout=900):
+    """One boot of machine running script on every node (kernel_checked): the
+    CompletedProcess and each node's console lines without their '[nodeN] ' prefix."""
+    r = run_retrolink("run", machine, "--", "sh", "-c", kernel_checked(script.strip()),
+                      timeout=timeout)
+    return r, {n: [l.removeprefix(f"[node{n}] ") for l in r.stdout.splitlines()
+                   if l.startswith(f"[node{n}] ")] for n in nodes}
+
+
+def unbind_held_script(driver: str, misc: str, hold: str) -> str:
+    """Shell lines: run hold (a test program that maps the device, prints 'READY hold',
+    then waits for /tmp/unbound) in the background, try rmmod (UNLOAD refused|allowed),
+    unbind the PCI device of /sys/class/misc/<misc> from driver (UNBIND ok), let hold
+    go on, print its output, bind the device again (REBIND ok)."""
+    return f"""PCI=$(basename $(readlink /sys/class/misc/{misc}/device))
+: > /tmp/hold.out; {hold} > /tmp/hold.out & hold=$!
+i=0; while ! grep -q "READY hold" /tmp/hold.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+rmmod {driver} 2>/dev/null && echo "UNLOAD allowed" || echo "UNLOAD refused"
+echo $PCI > /sys/bus/pci/drivers/{driver}/unbind && echo "UNBIND ok"
+touch /tmp/unbound
+wait $hold; cat /tmp/hold.out
+echo $PCI > /sys/bus/pci/drivers/{driver}/bind && echo "REBIND ok\""""
+
+
+def passed_cases(lines: list[str]) -> set[str]:
+    """The names of a test program's 'PASS name' lines."""
+    return {l.split()[1] for l in lines if l.startswith("PASS ")}
+
+
+def assert_clean_run(r, lines: dict[int, list[str]]) -> None:
+    """The run ended with status 0, no kernel problem and no FAIL or ERROR line."""
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-3000:]
+    assert not kernel_problems(r)
+    for n, node_lines in lines.items():
+        assert not [l for l in node_lines if l.startswith(("FAIL ", "ERROR "))], (n, node_lines)
+
+
 def device_defaults(qemu, device: str) -> dict[str, str]:
     """The properties `-device X,help` lists, with their defaults (None: no default)."""
     out = subprocess.run([str(qemu), "-device", f"{device},help"], capture_output=True,

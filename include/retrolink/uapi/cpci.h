@@ -9,7 +9,7 @@
  * maps it. Doorbells 0 and 1 are the netdev's, CPCI_USER_DB_FIRST .. CPCI_DB_PER_NODE-1
  * the users'.
  *
- * mmap (MAP_SHARED, never PROT_EXEC), at most CPCI_USER_SIZE bytes from offset 0 of:
+ * mmap (MAP_SHARED, never PROT_EXEC: EPERM), at most CPCI_USER_SIZE bytes from offset 0 of:
  *  - CPCI_MMAP_WINDOW(node): the user area of node 'node''s export, through this
  *    board's window (uncached: every load and store is a backplane transaction);
  *  - CPCI_MMAP_LOCAL: this node's own user area (ordinary cached memory, which peers'
@@ -18,7 +18,7 @@
  *
  * Waits (CPCI_IOC_WAIT) sleep interruptibly: a signal ends them with EINTR.
  * Errors: EINVAL (a bad argument), EHOSTUNREACH (no such node, or this node), ETIMEDOUT,
- * ENODEV (the board was removed: every call but close).
+ * EPERM (an executable mapping), ENODEV (the board was removed: every call but close).
  */
 #ifndef CPCI_UAPI_H
 #define CPCI_UAPI_H

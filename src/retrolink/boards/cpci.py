@@ -49,16 +49,14 @@ class CpciBoard(BoardBase):
     model: Literal["cpci"]
     MAX_FRAME_BYTES: ClassVar[int] = CPCI["CPCI_WIRE_HDR_SIZE"] + CPCI["CPCI_MAX_ACCESS"]
     MAX_FRAME_WHAT: ClassVar[str] = "an 8-byte access and the 16-byte header"
-    # the driver (guest/kernel/cpci/) is written on its own branch, which sets ("cpci",)
-    GUEST_MODULES: ClassVar[tuple[str, ...]] = ()
+    # the driver (guest/kernel/cpci/): /dev/cpci0 and the netdev bp0
+    GUEST_MODULES: ClassVar[tuple[str, ...]] = ("cpci",)
     PROTOCOL: ClassVar[str] = "cpci"
     TOPOLOGIES: ClassVar[tuple[str, ...]] = ("cpci_bus",)
     TOPOLOGIES_WHY: ClassVar[str] = ("bridges on one shared CompactPCI backplane "
                                      "(interconnects.md); docs/boards/cpci.md")
-    # the driver's netdev gives the guest an interface on this network: with the driver
-    # (its branch sets True with GUEST_MODULES), not before (the init script would wait
-    # for an interface nothing creates)
-    IP_NETWORKING: ClassVar[bool] = False
+    # the driver's netdev gives the guest an interface on this network
+    IP_NETWORKING: ClassVar[bool] = True
     pci: PciParams = PciParams()
     bridge: BridgeParams = BridgeParams()
 

@@ -8,7 +8,7 @@ via0, rmmod refused and unbind with a VI mapped."""
 import re
 
 import pytest
-from helpers import kernel_checked, kernel_problems, run_retrolink
+from helpers import assert_clean_run, guest_script_run, passed_cases, unbind_held_script
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 
@@ -38,6 +38,7 @@ HOLD_CASES = ["hold_doorbell_mapped", "hold_sigbus_after_unbind", "hold_call_aft
 
 # The same script on both nodes; node 1 serves, node 0 is the client. Then each node
 # holds a VI mapped, tries rmmod, unbinds the NIC under it and binds it again.
+UNBIND = unbind_held_script("via", "via0", "via_test hold")
 SCRIPT = rf"""
 n=$(cat /sys/class/misc/via0/node)
 via_test local
@@ -64,49 +65,30 @@ else
   NPtcp -h node1 -n 2 -l 64 -u 4096 -p 0 -o /tmp/np.out > /dev/null && echo "NPTCP ok"
   sed 's/^/NP /' /tmp/np.out
 fi
-PCI=$(basename $(readlink /sys/class/misc/via0/device))
-: > /tmp/hold.out; via_test hold > /tmp/hold.out & hold=$!
-i=0; while ! grep -q "READY hold" /tmp/hold.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-rmmod via 2>/dev/null && echo "UNLOAD allowed" || echo "UNLOAD refused"
-echo $PCI > /sys/bus/pci/drivers/via/unbind && echo "UNBIND ok"
-touch /tmp/unbound
-wait $hold; cat /tmp/hold.out
-echo $PCI > /sys/bus/pci/drivers/via/bind && echo "REBIND ok"
+{UNBIND}
 [ -c /dev/via0 ] && cat /sys/class/misc/via0/in_use | sed 's/^/IN_USE /'
 """
 
 
 @pytest.fixture(scope="module")
 def run():
-    r = run_retrolink("run", "via", "--", "sh", "-c", kernel_checked(SCRIPT.strip()),
-                      timeout=600)
-    lines = {n: [l.removeprefix(f"[node{n}] ") for l in r.stdout.splitlines()
-                 if l.startswith(f"[node{n}] ")] for n in (0, 1)}
-    return r, lines
-
-
-def passed(lines):
-    return {l.split()[1] for l in lines if l.startswith("PASS ")}
+    return guest_script_run("via", SCRIPT, timeout=600)
 
 
 def test_run_ends_cleanly_with_no_kernel_problem(run):
-    r, lines = run
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-3000:]
-    assert not kernel_problems(r)
-    for n in (0, 1):
-        assert not [l for l in lines[n] if l.startswith(("FAIL ", "ERROR "))], lines[n]
+    assert_clean_run(*run)
 
 
 @pytest.mark.parametrize("node", [0, 1])
 def test_every_vipl_call_and_error_path(run, node):
     _, lines = run
-    assert set(LOCAL_CASES) <= passed(lines[node]), set(LOCAL_CASES) - passed(lines[node])
+    assert set(LOCAL_CASES) <= passed_cases(lines[node]), set(LOCAL_CASES) - passed_cases(lines[node])
 
 
 def test_two_nodes_messages_protection_disconnect_and_a_killed_process(run):
     _, lines = run
-    assert set(CLIENT_CASES) <= passed(lines[0]), set(CLIENT_CASES) - passed(lines[0])
-    assert set(SERVER_CASES) <= passed(lines[1]), set(SERVER_CASES) - passed(lines[1])
+    assert set(CLIENT_CASES) <= passed_cases(lines[0]), set(CLIENT_CASES) - passed_cases(lines[0])
+    assert set(SERVER_CASES) <= passed_cases(lines[1]), set(SERVER_CASES) - passed_cases(lines[1])
 
 
 @pytest.mark.parametrize("mode", ["poll", "block"])
@@ -135,7 +117,7 @@ def test_unload_refused_and_unbind_revokes(run, node):
     _, lines = run
     n = lines[node]
     assert "UNLOAD refused" in n and "UNBIND ok" in n and "REBIND ok" in n, n
-    assert set(HOLD_CASES) <= passed(n), set(HOLD_CASES) - passed(n)
+    assert set(HOLD_CASES) <= passed_cases(n), set(HOLD_CASES) - passed_cases(n)
     (in_use,) = [l for l in n if l.startswith("IN_USE ")]
     assert re.fullmatch(r"IN_USE vis (\d+) cqs 0 regions (\d+) tags (\d+) tpt \d+", in_use)
 
