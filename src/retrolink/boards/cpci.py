@@ -70,6 +70,6 @@ class CpciBoard(BoardBase):
                                 mac=mac_address(network_index, station))
 
 
-# The interconnects benchmark (`bench interconnects`) is written separately: BENCH is set
-# when its harness exists (tests/platform/test_registry.py imports every BENCH's harness).
 MODELS = {"cpci": CpciBoard}
+# the interconnect study: the backplane beside the hub and cLAN (docs/interconnects.md)
+BENCH = "interconnects"
