@@ -78,7 +78,7 @@ def test_table_has_a_block_per_network_and_the_cpu_load():
     assert "cLAN 1.25 Gb/s: via" in t
     assert "    size_B          udp   via_poll" in t
     assert "         4         30.0        8.0\n" in t
-    assert "     65536       6583.6     6588.6\n" in t
+    assert "      1024        132.4      137.4\n" in t
     assert "  hub                1.5        2.5        1.5" in t
 
 

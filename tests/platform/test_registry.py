@@ -113,8 +113,8 @@ def test_the_registries_agree_with_boards_def():
             assert retrolink.boards.BOARDS[model] is cls
     assert retrolink.fuzz.boards.names() == ["cenju3", "cpci", "e1000", "fc", "puma2", "sx",
                                              "via"]
-    assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "via", "fabric",
-                                       "boot"]
+    assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "via",
+                                       "interconnects", "fabric", "boot"]
 
 
 @pytest.fixture
