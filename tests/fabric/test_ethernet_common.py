@@ -35,7 +35,7 @@ def test_default_mtu_is_1514_and_a_longer_frame_is_dropped(fabric, topology, unl
     ("ethernet_switch rate=12500000 ifg_bits=1000000000000",
      "inter-frame gap lasts more than 10^12 ns"),
     ("ethernet_switch rate=12500000 bb_credit=1", "no parameter 'bb_credit'"),
-    ("bus rate=1", "hub, ethernet_switch)"),                     # the known kinds
+    ("bus rate=1", "hub, ethernet_switch, cpci_bus)"),                     # the known kinds
 ])
 def test_bad_parameters_are_configuration_errors(fabric_binary, tmp_path, topology, why):
     r = check_config(fabric_binary, tmp_path, f"nodes 2\ntopology {topology}\n")

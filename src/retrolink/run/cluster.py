@@ -260,7 +260,7 @@ class Cluster:
         all_booted = False
         marks: dict = {}
         mark_slots: dict = {}
-        fabric_died_at = None
+        fabric_died_at = cut_off_at = None
         stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
         ended_by = "timeout"
         with DirWatch(self.dir, MARK_POLL_S) as written:
@@ -286,9 +286,15 @@ class Cluster:
                 if stall.check(now):
                     ended_by = "stall"
                     break
+                # a node cut off as its QEMU exits (a panic's BYE past its grant) is not
+                # waited for: only one whose QEMU runs on after the grace ends the run
                 if stall.disconnected:
-                    ended_by = "disconnected"
-                    break
+                    cut_off_at = cut_off_at or now
+                    if now - cut_off_at > FABRIC_DEATH_GRACE_S and any(
+                            self.nodes[d["node"]].poll() is None for d in stall.disconnected
+                            if d["node"] < len(self.nodes)):
+                        ended_by = "disconnected"
+                        break
                 # until a node writes (its output: a MARK line is timed as it appears), or
                 # until the checks above are due again
                 written.wait(POLL_S)
@@ -298,7 +304,8 @@ class Cluster:
         self.stop()
         self._read_outputs(marks, mark_slots, start, final=True)
         waited_for = {w["node"]: w for w in stall.waiting_for} if ended_by == "stall" else {}
-        cut_off = {d["node"]: d for d in stall.disconnected}
+        cut_off = {d["node"]: d for d in stall.disconnected
+                   if d["node"] in still_running} if ended_by == "disconnected" else {}
         # (what ended the run for the nodes still running then)
         if ended_by == "virtual":
             limit = (f"the virtual clock of node{clocks.passed_by} passed "

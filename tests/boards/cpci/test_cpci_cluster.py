@@ -1,6 +1,6 @@
 """The board in a booted cluster (machines/cpci.toml, 2 x Pentium III on the cpci_bus
-backplane), before the driver exists: each node sets bus mastering and its export through
-/dev/mem (the first MiB, which the kernel keeps for itself), stores into the peer's window,
+backplane), without its driver (unbound first, which resets the board): each node sets bus
+mastering and its export through /dev/mem (the first MiB, which the kernel keeps for itself), stores into the peer's window,
 rings its doorbell, then both load from each other's window at once, 20 times (each load
 holds the vCPU while the other node serves it, through the lock-step): the data each
 stored comes back, the doorbells and counters are right, nothing is refused."""
@@ -15,6 +15,7 @@ LOADS = 20
 # BAR0 and BAR2 as the BIOS places them (the board is device 00:01.0 on q35)
 SCRIPT = f"""
 N=$RETROLINK_NODE; P=$((1 - N)); C=0xfe800000; W=0xfe000000
+echo 0000:00:01.0 > /sys/bus/pci/drivers/cpci/unbind
 printf '\\006' | dd of=/sys/bus/pci/devices/0000:00:01.0/config bs=1 seek=4 conv=notrunc 2>/dev/null
 devmem $((C + 0x18)) 32 0x70000
 devmem $((C + 0x1c)) 32 0
