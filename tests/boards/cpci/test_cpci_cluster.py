@@ -33,7 +33,7 @@ echo "cpci-check load $v db $(devmem $((C + 0x2c)) 32) err $(devmem $((C + 0x38)
 
 
 def test_stores_doorbells_and_mutual_loads_in_a_cluster():
-    r = run_retrolink("run", "--cold", "cpci", "--", "sh", "-c", kernel_checked(SCRIPT.strip()),
+    r = run_retrolink("run", "cpci", "--", "sh", "-c", kernel_checked(SCRIPT.strip()),
                       timeout=1800)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert not kernel_problems(r)
