@@ -61,7 +61,8 @@ def plot(r: dict, path) -> None:
             ax.plot(sizes, [points[str(s)] for s in sizes], marker="o", ms=3, label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set(xlabel="message size (bytes)", ylabel="one-way latency (us)", title=title)
+        ax.set(xlabel="message size (bytes)", ylabel="one-way latency (us)")
+        ax.set_title(title, fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
 
