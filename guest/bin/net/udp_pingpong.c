@@ -548,7 +548,8 @@ int main(int argc, char **argv)
         return flood(&o);
     }
     if (!strcmp(o.mode, "stream")) {
-        if (!o.rate_kBps || !o.ms) {
+        /* a message at least every ns: a faster rate would never advance the schedule */
+        if (!o.rate_kBps || !o.ms || (int64_t)o.size * 1000000 / o.rate_kBps < 1) {
             usage();
         }
         return stream(&o);
