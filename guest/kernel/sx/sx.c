@@ -625,12 +625,25 @@ SX_DRV_ATTR(received);
 SX_DRV_ATTR(send_errors);
 SX_DRV_ATTR(irqs);
 
+/* Messages the board has handed over that no reader has taken yet. */
+static ssize_t rx_queued_show(struct device *dev, struct device_attribute *a, char *buf)
+{
+	struct sx_dev *sx = sx_from_dev(dev);
+	unsigned int n;
+
+	spin_lock_irq(&sx->lock);
+	n = sx->rx_count;
+	spin_unlock_irq(&sx->lock);
+	return sysfs_emit(buf, "%u\n", n);
+}
+static DEVICE_ATTR_RO(rx_queued);
+
 static struct attribute *sx_attrs[] = {
 	&dev_attr_node.attr, &dev_attr_nodes.attr, &dev_attr_peers_up.attr,
 	&dev_attr_board_tx_msgs.attr, &dev_attr_board_rx_msgs.attr,
 	&dev_attr_board_tx_errors.attr, &dev_attr_board_bad_doorbells.attr,
 	&dev_attr_sent.attr, &dev_attr_received.attr, &dev_attr_send_errors.attr,
-	&dev_attr_irqs.attr, NULL,
+	&dev_attr_irqs.attr, &dev_attr_rx_queued.attr, NULL,
 };
 ATTRIBUTE_GROUPS(sx);
 

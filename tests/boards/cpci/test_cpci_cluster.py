@@ -2,8 +2,10 @@
 backplane), without its driver (unbound first, which resets the board): each node sets bus
 mastering and its export through /dev/mem (the first MiB, which the kernel keeps for itself), stores into the peer's window,
 rings its doorbell, then both load from each other's window at once, 20 times (each load
-holds the vCPU while the other node serves it, through the lock-step): the data each
-stored comes back, the doorbells and counters are right, nothing is refused."""
+holds the vCPU while the other node serves it, through the lock-step), and neither reads
+its counters or leaves before the other has rung its doorbell 2 (done loading: a node
+that left is no longer on the backplane): the data each stored comes back, the doorbells
+and counters are right, nothing is refused."""
 import re
 
 import pytest
@@ -26,7 +28,11 @@ devmem $((W + P * 0x100000 + 0x10)) 32 $((0x11110000 + N))
 devmem $((C + 0x28)) 32 $(((P << 16) | 1))
 sleep 1
 i=0; while [ $i -lt {LOADS} ]; do v=$(devmem $((W + P * 0x100000 + 0x10)) 32); i=$((i + 1)); done
-echo "cpci-check load $v db $(devmem $((C + 0x2c)) 32) err $(devmem $((C + 0x38)) 32)" \
+db=$(devmem $((C + 0x2c)) 32)
+devmem $((C + 0x28)) 32 $(((P << 16) | 2))
+i=0; while [ $(($(devmem $((C + 0x2c)) 32) & (1 << (4 * P + 2)))) -eq 0 ] && [ $i -lt 100 ]; do
+  sleep 0.1; i=$((i + 1)); done
+echo "cpci-check load $v db $db err $(devmem $((C + 0x38)) 32)" \
      "rxw $(devmem $((C + 0x8c)) 32) rxr $(devmem $((C + 0x94)) 32)" \
      "txr $(devmem $((C + 0x88)) 32) rej $(devmem $((C + 0x98)) 32)"
 """
