@@ -12,8 +12,18 @@ _DEFINE = re.compile(r"^#define\s+([A-Z][A-Z0-9_]+)\s+(.+?)\s*(/\*.*)?$")
 def defines(*headers: str) -> dict[str, int]:
     """The integer #defines of the given headers (paths under include/retrolink/), in
     order; a define may use earlier ones. Function-like macros are skipped."""
+    return _integers("\n".join((paths.INCLUDE / h).read_text() for h in headers))
+
+
+@functools.cache
+def guest_defines(header: str) -> dict[str, int]:
+    """The same of a header of the guest's own code (a path under guest/, e.g. a
+    module's header that is no contract with the host)."""
+    return _integers((paths.REPO / "guest" / header).read_text())
+
+
+def _integers(text: str) -> dict[str, int]:
     values: dict[str, int] = {}
-    text = "\n".join((paths.INCLUDE / h).read_text() for h in headers)
     for line in text.splitlines():
         m = _DEFINE.match(line)
         if not m or "(" in m.group(1):

@@ -14,7 +14,7 @@ every message must arrive (many_to_one).
 """
 from functools import partial
 
-from retrolink import paths
+from retrolink import headers, paths
 from retrolink.bench import harness, results
 from retrolink.bench.phase import run_measured
 from retrolink.bench.results import csv, find, machine_parameters, parse_results
@@ -26,6 +26,8 @@ DEFINITION = paths.REPO / "bench" / "cenju3.toml"
 HELP = ("the Cenju-3 benchmarks (docs/boards/norma.md) on cenju-3 and cenju-3-8: Mach message "
         "latency remote and local, its breakdown by step, OOL throughput, many-to-one")
 ONE_WAY_END = "rcv_done"
+# OOL pages a (page) send permit names
+PERMIT_PAGES = headers.guest_defines("kernel/norma/norma.h")["NORMA_PERMIT_PAGES"]
 
 
 def load_definition(quick: bool) -> dict:
@@ -77,17 +79,36 @@ def breakdown(res) -> dict[str, float]:
             for (ta, a), (tb, b) in zip(path, path[1:])}
 
 
+def ool_sweep(res, d: dict) -> dict:
+    """Figure 7 from mach_bench's `RESULT ool` lines: the average and the maximum
+    throughput at each page count of the definition, over its runs. Every count must
+    have exactly one line, of that many runs, and no other count may: a sweep with a
+    point missing (or measured otherwise) is not the figure."""
+    runs = d["ool"]["runs"]
+    ool = {str(p): one(res, "ool", pages=p) for p in d["ool_pages"]}
+    extra = sorted({r.fields["pages"] for r in find(res, "ool")} - set(ool), key=int)
+    if extra:
+        raise StepFailed(f"mach_bench printed OOL results for pages {', '.join(extra)}, "
+                         "which the definition does not sweep")
+    for p, r in ool.items():
+        if int(r.fields["runs"]) != runs:
+            raise StepFailed(f"mach_bench measured {p} OOL pages over {r.fields['runs']} "
+                             f"runs, not {runs}")
+        if r.num("avg_MBps") > r.num("max_MBps"):
+            raise StepFailed(f"mach_bench's OOL average for {p} pages is above its maximum")
+    return {"ool_runs": runs,
+            "ool_avg_MBps": {p: r.num("avg_MBps") for p, r in ool.items()},
+            "ool_max_MBps": {p: r.num("max_MBps") for p, r in ool.items()}}
+
+
 def measure_pair(machine: Machine, art: Artifacts, d: dict) -> dict:
     result = _run(machine, art, pair_scripts(d),
                   "inline latency (remote, local), 4-byte breakdown, OOL throughput")
     res = [x for r in result.nodes for x in parse_results(r.node, r.lines)]
     lat = {w: {str(s): one(res, "latency", where=w, size=s).num("oneway_us")
                for s in d["sizes"]} for w in ("remote", "local")}
-    ool = {str(p): one(res, "ool", pages=p) for p in d["ool_pages"]}
     return {"latency_us": lat["remote"], "local_latency_us": lat["local"],
-            "breakdown_us": breakdown(res),
-            "ool_avg_MBps": {p: r.num("avg_MBps") for p, r in ool.items()},
-            "ool_max_MBps": {p: r.num("max_MBps") for p, r in ool.items()}}
+            "breakdown_us": breakdown(res), **ool_sweep(res, d)}
 
 
 def measure_many(machine: Machine, art: Artifacts, d: dict) -> dict:
@@ -114,6 +135,12 @@ def run_cenju3(overrides: dict, art: Artifacts, quick: bool) -> dict:
     return out
 
 
+def permits(pages: int) -> int:
+    """The permits a transfer of that many OOL pages waits for: the send permit, then a
+    page send permit per further batch of NORMA_PERMIT_PAGES (8)."""
+    return -(-pages // PERMIT_PAGES)
+
+
 def table(r: dict) -> str:
     p = r["parameters"]["pair"]
     nets = ", ".join(f"{n['topology']} {n['rate'] / 1e6:g} MB/s" for n in p["networks"].values())
@@ -129,10 +156,12 @@ def table(r: dict) -> str:
     lines += ["", "4-byte one-way breakdown_us by step (figure 6)"]
     lines += [f"  {k:<40} {v:8.2f}" for k, v in r["breakdown_us"].items()]
     lines += [f"  {'total':<40} {sum(r['breakdown_us'].values()):8.2f}",
-              "", "OOL throughput MB/s, size / (half the round trip) (figure 7)",
-              "  pages   avg_MBps   max_MBps"]
+              "", "OOL throughput MB/s, size / (half the round trip), average and maximum "
+              f"of {r['ool_runs']} runs (figure 7)",
+              "  pages   avg_MBps   max_MBps  permits"]
     for pg in sorted(r["ool_avg_MBps"], key=int):
-        lines.append(f"  {int(pg):5d} {r['ool_avg_MBps'][pg]:10.2f} {r['ool_max_MBps'][pg]:10.2f}")
+        lines.append(f"  {int(pg):5d} {r['ool_avg_MBps'][pg]:10.2f} {r['ool_max_MBps'][pg]:10.2f}"
+                     f" {permits(int(pg)):8d}")
     m = r["many_to_one"]
     lines += ["", f"many-to-one: {m['senders']} senders, {m['messages']} messages, "
               f"{m['delivered']} delivered"]
@@ -158,8 +187,13 @@ def plot(r: dict, path) -> None:
     b.set(xlabel="us", title="4-byte one-way breakdown (fig. 6)")
     pages = sorted(map(int, r["ool_avg_MBps"]))
     for key, label in (("ool_avg_MBps", "average"), ("ool_max_MBps", "maximum")):
-        c.plot(pages, [r[key][str(p)] for p in pages], marker="s", label=label)
-    c.set(xlabel="OOL data (16 KB pages)", ylabel="MB/s", title="OOL throughput (fig. 7)")
+        c.plot(pages, [r[key][str(p)] for p in pages], marker="s", markersize=3, label=label)
+    # a transfer past each of these waits for one more page send permit
+    for i, edge in enumerate(range(PERMIT_PAGES, pages[-1], PERMIT_PAGES)):
+        c.axvline(edge + 0.5, color="grey", linestyle=":", linewidth=1,
+                  label=None if i else "one more permit")
+    c.set(xlabel="OOL data (16 KB pages)", ylabel="MB/s",
+          title=f"OOL throughput, {r['ool_runs']} runs (fig. 7)")
     c.grid(True, alpha=0.3)
     c.legend(fontsize=8)
     fig.tight_layout()

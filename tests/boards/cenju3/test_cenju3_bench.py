@@ -15,7 +15,9 @@ def test_quick_bench_reports_every_figure(artifacts, tmp_path):
     assert a["breakdown_us"] and all(v >= 0 for v in a["breakdown_us"].values())
     # the breakdown is the one-way path of 4 bytes, which half the round trip measures
     assert abs(sum(a["breakdown_us"].values()) - a["latency_us"]["4"]) < 0.1 * a["latency_us"]["4"]
+    d = cenju3.load_definition(quick=True)
     assert set(a["ool_avg_MBps"]) == set(a["ool_max_MBps"]) == {"1", "4"}
+    assert a["ool_runs"] == d["ool"]["runs"]
     for p in ("1", "4"):
         # no transfer can beat the 40 MB/s link
         assert 0 < a["ool_avg_MBps"][p] <= a["ool_max_MBps"][p] < 40
