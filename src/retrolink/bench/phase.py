@@ -3,11 +3,12 @@ timing stops the benchmark, naming what failed and where its logs are; and sever
 boots at once."""
 import os
 import queue
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.node_command import Artifacts
+from retrolink.run.cluster import ABANDON
 from retrolink.run.runner import run_cluster
 
 
@@ -32,7 +33,8 @@ def run_at_once(jobs: list) -> list:
     each other rather than spin while another cluster wants it (docs/fabric.md). More
     jobs than cores wait for a core, in the order given (longest first is best). Every
     cluster is deterministic on its own, so its results are those of a run alone.
-    Returns the jobs' results in their order; the first failure is raised."""
+    Returns the jobs' results in their order; the first failure (or an interrupt) stops
+    the clusters still running and is raised."""
     cores = sorted(os.sched_getaffinity(0))
     free = queue.SimpleQueue()
     for core in cores:
@@ -48,4 +50,18 @@ def run_at_once(jobs: list) -> list:
 
     with ThreadPoolExecutor(max_workers=len(cores)) as pool:
         futures = [pool.submit(pinned, job) for job in jobs]
-        return [f.result() for f in futures]
+        try:
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for f in futures:
+                if f.done() and f.exception():
+                    raise f.exception()
+            return [f.result() for f in futures]
+        except BaseException:
+            # the others are not waited for: their clusters stop, those not started do not
+            for f in futures:
+                f.cancel()
+            ABANDON.set()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            ABANDON.clear()

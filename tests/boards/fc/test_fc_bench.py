@@ -32,7 +32,7 @@ def test_the_bandwidth_programs_print_the_same_bytes_twice(artifacts):
     d = puma3.load_definition(quick=True)
     d["sizes"], d["bandwidth"]["bytes"] = [64, 4096], 16384
     scripts = puma3.chain(puma3.same_on_both(puma3.fc_bench(d, d["protocols"], d["sizes"])),
-                          puma3.tcp_scripts(d))
+                          puma3.tcp_scripts(d, d["sizes"]))
     lines = same_output_twice(d["machines"]["bandwidth"], scripts, artifacts)
     assert sum("RESULT pingpong" in l for l in lines[0]) == 2 * len(d["protocols"])
     assert puma3.nptcp_MBps(lines[0]).keys() == {"64", "4096"}
