@@ -270,6 +270,7 @@ def plot(r: dict, path) -> None:
     c.set_xscale("log", base=2)
     c.set(xlabel="message size (bytes)", ylabel="bandwidth (MB/s)",
           title="FM streaming (sender prepares each buffer)")
+    c.set_ylim(bottom=0)
     c.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})   # no version: byte-stable
