@@ -7,7 +7,15 @@
  * bytes), timed with CLOCK_MONOTONIC, which under retrolink is the model's time.
  * Protocols: raw (DMA from mapped buffers, fcraw.h), fm_zc_dma (FM, zero-copy DMA
  * sends), fm_pio (FM, PIO sends: the Myrinet FM baseline), fm_split (FM's split
- * send request / completion API). Failures print "ERROR ..." and exit 1.
+ * send request / completion API).
+ *
+ * --mode stream: node 0 streams messages to node 1, which counts the bytes and
+ * answers once at the end; node 0 prints
+ *     RESULT stream protocol=P size=S messages=N time_us=T MBps=B
+ * with B = N * S / T. Before each send the sender prepares (fills) the buffer, the
+ * work a producer does: with fm_zc_dma it fills, sends and waits; with fm_split it
+ * requests the send of one buffer, fills the other while the adapter's DMA reads
+ * the first, then completes the request. Failures print "ERROR ..." and exit 1.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +32,8 @@
 #define MAX_SIZE (1 << 20)
 #define MAX_SIZES 32
 #define H_DATA 1
+#define H_STREAM 2              /* stream data: counted and checked, not answered */
+#define H_ACK 3                 /* the stream receiver's answer: bytes and messages */
 #define RAW_TAG 0x52415700u     /* "RAW" + the repetition's low byte */
 #define RAW_SYNC 0x53594e43u    /* "SYNC": both ends have the channel open */
 
@@ -31,7 +41,7 @@ enum { P_RAW, P_ZC, P_PIO, P_SPLIT, NPROTO };
 static const char *const proto_name[NPROTO] = { "raw", "fm_zc_dma", "fm_pio", "fm_split" };
 
 static long sizes[MAX_SIZES];
-static int nsizes, quick, node, peer;
+static int nsizes, quick, node, peer, stream;
 static long reps_bytes, timeout_s;
 
 static noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -53,12 +63,14 @@ static double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* Repetitions for a size: about reps_bytes moved per point, 2 .. 200 round trips. */
+/* Repetitions for a size: about reps_bytes moved per point, 2 .. 200 round trips
+ * (a stream: 8 .. 200 messages, so that the first, which nothing overlaps, weighs
+ * little). */
 static long reps_for(long size)
 {
     long r = reps_bytes / size;
-    long hi = quick ? 20 : 200;
-    return r < 2 ? 2 : r > hi ? hi : r;
+    long lo = stream ? 8 : 2, hi = quick ? 20 : 200;
+    return r < lo ? lo : r > hi ? hi : r;
 }
 
 static void report(int p, long size, long reps, double us)
@@ -242,11 +254,11 @@ static long fm_wait_message(long size, long rep)
 
 /* Send size bytes from buf the protocol's way; a split request is returned, not
  * waited for. */
-static FM_request fm_send_as(int p, const unsigned char *buf, long size)
+static FM_request fm_send_as(int p, unsigned handler, const unsigned char *buf, long size)
 {
     FM_request req = 0;
-    int r = p == P_SPLIT ? FM_send_request(peer, H_DATA, buf, size, &req)
-                         : FM_send(peer, H_DATA, buf, size);
+    int r = p == P_SPLIT ? FM_send_request(peer, handler, buf, size, &req)
+                         : FM_send(peer, handler, buf, size);
     if (r < 0) {
         char what[96];
         snprintf(what, sizeof(what), "%s: send of %ld bytes to node %d", proto_name[p], size,
@@ -289,12 +301,12 @@ static void bench_fm(int p)
             }
             rx_into = fm_rbuf[which];
             if (node == 0) {
-                req = fm_send_as(p, sbuf, size);
+                req = fm_send_as(p, H_DATA, sbuf, size);
                 fm_wait_message(size, i);
                 fm_complete(req);
             } else {
                 fm_wait_message(size, i);
-                req = fm_send_as(p, fm_rbuf[which], size);
+                req = fm_send_as(p, H_DATA, fm_rbuf[which], size);
                 which ^= 1;
             }
         }
@@ -303,6 +315,193 @@ static void bench_fm(int p)
         }
     }
     fm_complete(req);
+}
+
+/* ---- FM streaming --------------------------------------------------------- */
+
+/*
+ * The producer: 32-bit words of a linear congruential generator seeded with the
+ * message's number (Numerical Recipes' constants), about one instruction a byte.
+ * Each word depends on the last, so the compiler cannot turn the loop into wide
+ * stores: the preparation costs the instructions a producer computing its data does.
+ */
+#define LCG_A 1664525u
+#define LCG_C 1013904223u
+
+static void produce(unsigned char *buf, long size, uint32_t seed)
+{
+    uint32_t x = seed, *w = (uint32_t *)buf;
+    long words = size / 4;
+    for (long j = 0; j < words; j++) {
+        x = x * LCG_A + LCG_C;
+        w[j] = x;
+    }
+    for (long j = words * 4; j < size; j++) {
+        buf[j] = (unsigned char)(seed + j);
+    }
+}
+
+/* The producer's word n (0-based) for seed: the generator jumped n + 1 steps. */
+static uint32_t lcg_word(uint32_t seed, long n)
+{
+    uint32_t a = LCG_A, c = LCG_C, ra = 1, rc = 0;
+    for (unsigned long k = n + 1; k; k >>= 1) {
+        if (k & 1) {
+            ra *= a;
+            rc = rc * a + c;
+        }
+        c *= a + 1;
+        a *= a;
+    }
+    return ra * seed + rc;
+}
+
+static unsigned char *st_sink, *fm_sbuf_dma2;
+static volatile long st_bytes, st_msgs, st_bad = -1;  /* this point's, at node 1 */
+static volatile int ack_done;
+static volatile uint32_t ack_bytes, ack_msgs, ack_bad;
+
+/* Receiver: take the message, check its first and last words against the producer. */
+static int on_stream(FM_stream *s, unsigned sender)
+{
+    (void)sender;
+    long n = FM_receive(st_sink, s, MAX_SIZE), words = n / 4;
+    const uint32_t *w = (const uint32_t *)st_sink;
+    if (st_bad < 0 && words &&
+        (w[0] != lcg_word(st_msgs, 0) || w[words - 1] != lcg_word(st_msgs, words - 1))) {
+        st_bad = st_msgs;
+    }
+    st_bytes += n;
+    st_msgs++;
+    return FM_CONTINUE;
+}
+
+static int on_ack(FM_stream *s, unsigned sender)
+{
+    uint32_t v[4];
+    (void)sender;
+    if (FM_receive(v, s, sizeof(v)) == sizeof(v)) {
+        ack_bytes = v[0];
+        ack_msgs = v[1];
+        ack_bad = v[2];
+    }
+    ack_done = 1;
+    return FM_CONTINUE;
+}
+
+/* Extract until *flag is set (a stream's bytes, the answer). */
+static void fm_extract_until(volatile int *flag, const volatile long *count, long want,
+                             const char *what)
+{
+    double deadline = now_us() + timeout_s * 1e6;
+    unsigned idle = 0;
+    while (flag ? !*flag : *count < want) {
+        int r = FM_extract(~0u);
+        if (r < 0) {
+            fm_die("FM_extract", r);
+        }
+        if (r == 0 && !(++idle & 1023) && now_us() > deadline) {
+            die("FM stream: no %s from node %d within %ld s", what, peer, timeout_s);
+        }
+    }
+}
+
+/* zero-copy: prepare, send, wait; split: the next buffer is prepared while the
+ * adapter's DMA reads the one just requested. */
+static void stream_send(int p, long size, long msgs)
+{
+    unsigned char *buf[2] = { fm_sbuf_dma, fm_sbuf_dma2 };
+    if (p == P_ZC) {
+        for (long k = 0; k < msgs; k++) {
+            produce(buf[0], size, k);
+            fm_send_as(p, H_STREAM, buf[0], size);
+        }
+        return;
+    }
+    produce(buf[0], size, 0);
+    for (long k = 0; k < msgs; k++) {
+        FM_request req = fm_send_as(p, H_STREAM, buf[k & 1], size);
+        if (k + 1 < msgs) {
+            produce(buf[(k + 1) & 1], size, k + 1);
+        }
+        fm_complete(req);
+    }
+}
+
+/*
+ * One point: node 0 streams msgs messages of size bytes, node 1 takes them and
+ * answers with what it counted; node 0's clock runs from its first preparation to
+ * the answer.
+ */
+static void bench_stream(int p, long size)
+{
+    long msgs = reps_for(size);
+    if (node == 0) {
+        ack_done = 0;
+        double t0 = now_us();
+        stream_send(p, size, msgs);
+        fm_extract_until(&ack_done, NULL, 0, "answer");
+        double us = now_us() - t0;
+        if (ack_bytes != (uint32_t)(size * msgs) || ack_msgs != (uint32_t)msgs) {
+            die("FM stream: node %d counted %u bytes in %u messages, %ld in %ld sent", peer,
+                ack_bytes, ack_msgs, size * msgs, msgs);
+        }
+        if (ack_bad != ~0u) {
+            die("FM stream: message %u of %ld bytes did not arrive as it was made "
+                "(protocol %s)", ack_bad, size, proto_name[p]);
+        }
+        printf("RESULT stream protocol=%s size=%ld messages=%ld time_us=%.3f MBps=%.3f\n",
+               proto_name[p], size, msgs, us, size * msgs / us);
+        fflush(stdout);
+    } else {
+        fm_extract_until(NULL, &st_bytes, size * msgs, "stream");
+        /* counted from 0 again before answering: a send may run handlers */
+        uint32_t bytes = st_bytes, got = st_msgs, bad = st_bad;
+        st_bytes = st_msgs = 0;
+        st_bad = -1;
+        int r = FM_send_4(peer, H_ACK, bytes, got, bad, 0);
+        if (r < 0) {
+            fm_die("FM stream: the answer", r);
+        }
+    }
+}
+
+/* One 16-byte round trip before the first point: FM greets the peer on its first
+ * send, which is then not in a point's time. */
+static void stream_start(void)
+{
+    rx_into = fm_rbuf[0];
+    if (node == 1) {
+        fm_wait_message(16, -1);
+    }
+    int r = FM_send_4(peer, H_DATA, 0, 0, 0, 0);
+    if (r < 0) {
+        fm_die("FM stream: the start", r);
+    }
+    if (node == 0) {
+        fm_wait_message(16, -1);
+    }
+}
+
+static void bench_stream_all(const int *want)
+{
+    int r;
+    fm_sbuf_dma2 = FM_alloc_buffer(MAX_SIZE);
+    st_sink = malloc(MAX_SIZE);
+    if (!fm_sbuf_dma2 || !st_sink) {
+        fm_die("FM stream: a second buffer of 1 MiB", FM_errno);
+    }
+    if ((r = FM_register_handler(H_STREAM, on_stream)) < 0 ||
+        (r = FM_register_handler(H_ACK, on_ack)) < 0 ||
+        (r = FM_set_send_mode(FM_SEND_DMA)) < 0) {
+        fm_die("FM stream: set-up", r);
+    }
+    stream_start();
+    for (int p = P_ZC; p < NPROTO; p++) {
+        for (int k = 0; want[p] && k < nsizes; k++) {
+            bench_stream(p, sizes[k]);
+        }
+    }
 }
 
 static void bench_fm_all(const int *want)
@@ -329,7 +528,10 @@ static void bench_fm_all(const int *want)
     if (node == 0) {
         printf("info fm credits_per_peer=%u\n", st.credits_per_peer);
     }
-    for (int p = P_ZC; p < NPROTO; p++) {
+    if (stream) {
+        bench_stream_all(want);
+    }
+    for (int p = P_ZC; !stream && p < NPROTO; p++) {
         if (want[p]) {
             bench_fm(p);
         }
@@ -347,17 +549,22 @@ static void bench_fm_all(const int *want)
 
 static void usage(void)
 {
-    puts("usage: fc_bench [--quick] [--protocols P1,P2,..] [--sizes S1,S2,..]\n"
-         "                [--reps-bytes B] [--timeout T]\n"
+    puts("usage: fc_bench [--quick] [--mode pingpong|stream] [--protocols P1,P2,..]\n"
+         "                [--sizes S1,S2,..] [--reps-bytes B] [--timeout T]\n"
          "Run the same command on every node: node 0 and node 1 play ping-pong, the\n"
          "others do nothing. Node 0 prints per protocol and size:\n"
          "  RESULT pingpong protocol=P size=S reps=R latency_us=L MBps=B\n"
          "(L: one-way latency, half the mean round trip; B = S / L, MB = 10^6 bytes).\n"
-         "  --protocols  raw,fm_zc_dma,fm_pio,fm_split (default: all)\n"
+         "  --mode       pingpong (default) or stream: node 0 streams N messages to\n"
+         "               node 1, preparing each buffer before it goes, and prints\n"
+         "  RESULT stream protocol=P size=S messages=N time_us=T MBps=B (B = N * S / T)\n"
+         "  --protocols  raw,fm_zc_dma,fm_pio,fm_split (default: all; stream:\n"
+         "               fm_zc_dma,fm_split, the default)\n"
          "  --sizes      bytes, 16 .. 1048576 (default 16, 32, .. 1048576;\n"
          "               --quick: 16, 256, 4096, 65536, 1048576)\n"
          "  --reps-bytes bytes moved per point, setting its round trips (2 .. 200;\n"
-         "               --quick: 2 .. 20); default 2097152, --quick 1048576\n"
+         "               --quick: 2 .. 20) or messages (stream: 8 .. 200, --quick\n"
+         "               8 .. 20); default 2097152, --quick 1048576\n"
          "  --timeout    seconds to wait for any message (default 60)\n"
          "Bad arguments: a message, exit 2. Failures: ERROR ..., exit 1.");
 }
@@ -382,7 +589,7 @@ static void parse_protocols(const char *list, int *want)
 
 int main(int argc, char **argv)
 {
-    static const char *const known[] = { "--protocols", "--sizes", "--reps-bytes",
+    static const char *const known[] = { "--mode", "--protocols", "--sizes", "--reps-bytes",
                                          "--timeout", NULL };
     char *args[64];
     int nargs = 1;
@@ -401,12 +608,21 @@ int main(int argc, char **argv)
         }
     }
     cli_parse("fc_bench", nargs, args, 1, known);
+    const char *mode = cli_str("--mode", "pingpong");
+    if (strcmp(mode, "pingpong") && !(stream = !strcmp(mode, "stream"))) {
+        cli_usage_error("--mode: '%s' is not pingpong or stream", mode);
+    }
     if (cli_given("--protocols")) {
         parse_protocols(cli_str("--protocols", NULL), want);
     } else {
         for (int p = 0; p < NPROTO; p++) {
-            want[p] = 1;
+            want[p] = !stream || p == P_ZC || p == P_SPLIT;
         }
+    }
+    if (stream && (want[P_RAW] || want[P_PIO])) {
+        cli_usage_error("--mode stream: the protocols are fm_zc_dma and fm_split (the "
+                        "split API against the zero-copy DMA send), not %s",
+                        want[P_RAW] ? "raw" : "fm_pio");
     }
     if (cli_given("--sizes")) {
         nsizes = cli_nums("--sizes", 16, MAX_SIZE, sizes, MAX_SIZES);

@@ -1,8 +1,14 @@
 """One boot of a benchmark: the cluster runs its scripts, and any failure or inexact
-timing stops the benchmark, naming what failed and where its logs are."""
+timing stops the benchmark, naming what failed and where its logs are; and several such
+boots at once."""
+import os
+import queue
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.node_command import Artifacts
+from retrolink.run.cluster import ABANDON
 from retrolink.run.runner import run_cluster
 
 
@@ -18,3 +24,44 @@ def run_measured(machine: Machine, art: Artifacts, scripts: dict[int, str], what
         raise StepFailed(f"'{what}': the fabric counted causality violations; results would "
                          f"not be exact (logs: {result.run_dir})")
     return result
+
+
+def run_at_once(jobs: list) -> list:
+    """Run independent measurements, each a callable that boots a cluster of its own, at
+    the same time, one per core, each cluster's QEMUs and fabric pinned to that core (as
+    the test suite's workers are, tests/lib/parallel.py): its nodes then hand the core to
+    each other rather than spin while another cluster wants it (docs/fabric.md). More
+    jobs than cores wait for a core, in the order given (longest first is best). Every
+    cluster is deterministic on its own, so its results are those of a run alone.
+    Returns the jobs' results in their order; the first failure (or an interrupt) stops
+    the clusters still running and is raised."""
+    cores = sorted(os.sched_getaffinity(0))
+    free = queue.SimpleQueue()
+    for core in cores:
+        free.put(core)
+
+    def pinned(job):
+        core = free.get()
+        try:
+            os.sched_setaffinity(0, {core})     # this thread: what it starts inherits it
+            return job()
+        finally:
+            free.put(core)
+
+    with ThreadPoolExecutor(max_workers=len(cores)) as pool:
+        futures = [pool.submit(pinned, job) for job in jobs]
+        try:
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for f in futures:
+                if f.done() and f.exception():
+                    raise f.exception()
+            return [f.result() for f in futures]
+        except BaseException:
+            # the others are not waited for: their clusters stop, those not started do not
+            for f in futures:
+                f.cancel()
+            ABANDON.set()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            ABANDON.clear()

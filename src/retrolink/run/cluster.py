@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,9 @@ from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
 from retrolink.run.node_output import NodeOutput, new_end_marker
 
+# Set: every cluster's wait ends now, and the cluster stops (bench.phase.run_at_once: a
+# cluster run at the same time failed, or the run was interrupted)
+ABANDON = threading.Event()
 _libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG = 1
 
@@ -286,6 +290,9 @@ class Cluster:
                 if stall.check(now):
                     ended_by = "stall"
                     break
+                if ABANDON.is_set():
+                    ended_by = "abandoned"
+                    break
                 # a node cut off as its QEMU exits (a panic's BYE past its grant) is not
                 # waited for: only one whose QEMU runs on after the grace ends the run
                 if stall.disconnected:
@@ -343,6 +350,7 @@ class Cluster:
         elif n in still_running:
             why = {"timeout": limit, "virtual": limit,
                    "fabric": "stopped, because the fabric ended",
+                   "abandoned": "stopped, because a cluster run at the same time failed",
                    "disconnected": "stopped, because the fabric disconnected " + ", ".join(
                        f"node{k}" for k in sorted(cut_off)),
                    "stall": "stopped, waiting for " + ", ".join(

@@ -1,9 +1,10 @@
 """`retrolink bench puma3`: runs and reports every figure of the paper's form; and its
 programs, run twice, print the same bytes (the figures are a function of what they print:
 bench sx compares a whole benchmark twice, tests/boards/sx/test_sx_bench.py)."""
-from helpers import quick_bench, same_output_twice
+from helpers import guest_script_run, quick_bench, same_output_twice
 
 from retrolink.bench import puma3
+from retrolink.bench.results import find, parse_results
 
 KEYS = {"raw", "fm_zc_dma", "fm_pio", "fm_split", "tcp"}
 
@@ -15,6 +16,9 @@ def test_quick_bench_reports_every_figure(artifacts, tmp_path):
         assert set(a["bandwidth_MBps"][key]) == {"64", "4096", "65536"}
         assert all(v > 0 for v in a["bandwidth_MBps"][key].values())
         assert a["peak_MBps"][key] == max(a["bandwidth_MBps"][key].values())
+    assert set(a["stream_MBps"]) == set(puma3.STREAM_PROTOCOLS)
+    for key in puma3.STREAM_PROTOCOLS:
+        assert set(a["stream_MBps"][key]) == {"64", "4096", "65536"}
     assert set(a["fm_latency_us"]) == {"16", "1024"}
     assert a["fm_latency_us"]["16"] < a["fm_latency_us"]["1024"]
     # no protocol can beat the link: 1.0625 Gbaud, 8b/10b
@@ -27,6 +31,48 @@ def test_the_bandwidth_programs_print_the_same_bytes_twice(artifacts):
     """fc_bench on every protocol and NPtcp over FC, as the benchmark runs them, shorter."""
     d = puma3.load_definition(quick=True)
     d["sizes"], d["bandwidth"]["bytes"] = [64, 4096], 16384
-    lines = same_output_twice(d["machines"]["bandwidth"], puma3.bandwidth_scripts(d), artifacts)
+    scripts = puma3.chain(puma3.same_on_both(puma3.fc_bench(d, d["protocols"], d["sizes"])),
+                          puma3.tcp_scripts(d, d["sizes"]))
+    lines = same_output_twice(d["machines"]["bandwidth"], scripts, artifacts)
     assert sum("RESULT pingpong" in l for l in lines[0]) == 2 * len(d["protocols"])
     assert puma3.nptcp_MBps(lines[0]).keys() == {"64", "4096"}
+
+
+def test_the_streaming_measurement_prints_the_same_bytes_twice_and_split_wins(artifacts):
+    """fc_bench --mode stream as the benchmark runs it, shorter: the same bytes twice, and
+    the split send, which prepares the next buffer while the DMA runs, beats zero-copy
+    DMA, which prepares and sends in turn."""
+    d = puma3.load_definition(quick=True)
+    d["stream"]["sizes"], d["stream"]["bytes"] = [4096, 65536], 65536
+    lines = same_output_twice(d["machines"]["bandwidth"], puma3.same_on_both(puma3.fc_stream(d)),
+                              artifacts)
+    res = parse_results(0, lines[0])
+    mbps = {(p, s): puma3.stream_point(res, p, s).num("MBps")
+            for p in puma3.STREAM_PROTOCOLS for s in d["stream"]["sizes"]}
+    assert len(find(res, "stream")) == 4
+    for s in d["stream"]["sizes"]:
+        assert mbps["fm_split", s] > 1.2 * mbps["fm_zc_dma", s], mbps
+    # no sender can beat the link: 1.0625 Gbaud, 8b/10b
+    assert max(mbps.values()) < 106.25
+
+
+BAD_ARGS = {
+    "mode": ("--mode burst", "--mode: 'burst' is not pingpong or stream"),
+    "raw": ("--mode stream --protocols raw", "not raw"),
+    "pio": ("--mode stream --protocols fm_split,fm_pio", "not fm_pio"),
+    "size": ("--mode stream --sizes 8", "--sizes"),
+    "bytes": ("--mode stream --reps-bytes 0", "--reps-bytes"),
+}
+
+
+def test_fc_bench_refuses_bad_arguments(artifacts):
+    """Each a message on stderr naming what is wrong, and exit status 2 (before the
+    adapter is opened: node 1 runs nothing)."""
+    script = "; ".join(f'out=$(fc_bench {args} 2>&1); echo "case-{name} rc=$? $out"'
+                       for name, (args, _) in BAD_ARGS.items())
+    r, lines = guest_script_run("puma-iii", script, nodes=(0,))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    for name, (_, message) in BAD_ARGS.items():
+        (line,) = [l for l in lines[0] if l.startswith(f"case-{name} ")]
+        assert line.startswith(f"case-{name} rc=2 fc_bench: "), line
+        assert message in line, line
