@@ -1,7 +1,7 @@
 """What a guest function is part of, for the profile's summary: the kernel paths a
 message's software crosses (system call entry and exit, copies, allocation, locking,
 scheduling and wake-up, interrupts) and what a modern kernel pays that a period one did
-not (speculation mitigations). The first category whose pattern matches the function's
+not (speculation mitigations, hardening checks). The first category whose pattern matches the function's
 name wins; a module's functions are that module's; everything else is "other kernel"."""
 import re
 
@@ -14,6 +14,10 @@ CATEGORIES = [
                     r"|__x86_indirect_jump_thunk_.*|srso_.*|retbleed_.*|entry_untrain_ret"
                     r"|zen_untrain_ret|entry_ibpb|__x86_return_skl|clear_bhb_loop"
                     r"|mds_clear_cpu_buffers|x86_clear_cpu_buffers|__pti_.*|.*_ibpb.*)$"),
+    # CONFIG_DEBUG_LIST and hardened usercopy: checks a period kernel did not make
+    ("hardening checks", r"^(__list_add_valid.*|__list_del_entry_valid.*|check_.*object_size"
+                         r"|__check_object_size.*|__check_heap_object|check_stack_object"
+                         r"|usercopy_.*|__virt_addr_valid|__phys_addr)$"),
     ("system call entry and exit", r"^(entry_SYSCALL_64.*|do_syscall_64|syscall_.*user_mode.*"
                                    r"|.*exit_to_user_mode.*|__x64_sys_.*|ksys_.*|__fget.*|fdget.*"
                                    r"|__fdget.*|fput|__fput|security_file_ioctl|do_vfs_ioctl"
@@ -22,8 +26,7 @@ CATEGORIES = [
     ("copies to and from user memory", r"^(_copy_from_user|_copy_to_user|copy_user_.*|rep_movs_.*"
                                        r"|__copy_user_.*|copy_from_user.*|copy_to_user.*"
                                        r"|memcpy.*|__memcpy.*|memmove|__memmove|memset.*"
-                                       r"|__memset|clear_user|__clear_user|check_.*object_size"
-                                       r"|__check_object_size.*|__check_heap_object)$"),
+                                       r"|__memset|clear_user|__clear_user)$"),
     ("memory allocation", r"^(.*kmalloc.*|kfree.*|kmem_cache_.*|.*slab_.*|___slab_alloc"
                           r"|__slab_free|.*alloc_pages.*|.*free_pages.*|get_page_from_freelist"
                           r"|free_unref_page.*|__free_one_page|rmqueue.*|free_pcp.*|__free_pages"
@@ -31,7 +34,7 @@ CATEGORIES = [
                           r"|refill_obj_stock|consume_obj_stock|should_failslab.*|__kmem_cache_.*"
                           r"|kfree_skb.*|page_.*counter.*)$"),
     ("locks", r"^(_raw_spin_.*|__raw_spin_.*|mutex_.*|__mutex_.*|.*_spin_lock.*|.*_spin_unlock.*"
-              r"|down_.*|up_.*|__down.*|__up.*|queued_spin_.*|native_queued_spin.*"
+              r"|down_.*|up_.*|__down(_.*)?|__up(_.*)?|queued_spin_.*|native_queued_spin.*"
               r"|preempt_count_.*|__rcu_read_.*|rcu_read_.*|lock_.*|unlock_.*)$"),
     ("scheduling and wake-up", r"^(schedule.*|__schedule|try_to_wake_up|.*wake_up.*|ttwu_.*"
                                r"|enqueue_.*|dequeue_.*|pick_next_.*|put_prev_.*|set_next_.*"
@@ -55,6 +58,7 @@ CATEGORIES = [
                                      r"|mask_.*irq.*|unmask_.*irq.*)$"),
     ("work queues and timers", r"^(.*work.*|.*timer.*|hrtimer_.*|__hrtimer_.*|ktime_.*"
                                r"|read_tsc|clockevents_.*|tick_.*|timekeeping_.*|update_wall.*"
+                               r"|.*sched_clock.*"
                                r"|lapic_next.*|run_local_timers|run_timer.*)$"),
 ]
 _COMPILED = [(name, re.compile(pattern)) for name, pattern in CATEGORIES]

@@ -23,16 +23,11 @@ def split_lines(lines: list[str]) -> tuple[list[str], list[str]]:
     return out, syms
 
 
-def system_map(kernel: Path) -> Path:
-    """The guest kernel's System.map, beside its vmlinuz-VERSION in Debian's package."""
-    return kernel.with_name(kernel.name.replace("vmlinuz", "System.map", 1))
-
-
-def node_report(run_dir: Path, node: int, sym_lines: list[str], kernel: Path, per: int,
-                mips: float, top: int = 25) -> str:
+def node_report(run_dir: Path, node: int, sym_lines: list[str], per: int, mips: float,
+                top: int = 25) -> str:
     """The report's text; its data goes to nodeN-insns.json beside the plugin's counts."""
     prof = report.read(run_dir / f"node{node}-insns.txt")
-    syms = symbols.load(system_map(kernel), sym_lines)
+    syms = symbols.load(sym_lines)
     s = report.summary(prof, syms, per, top)
     (run_dir / f"node{node}-insns.json").write_text(json.dumps(s, indent=1) + "\n")
     return report.format_table(s, mips)

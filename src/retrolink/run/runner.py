@@ -66,8 +66,8 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
     for n in sorted(set(insn_profile)):
         if result.nodes[n].ok:
             try:
-                text = profile_run.node_report(result.run_dir, n, symbol_lines[n], art.kernel,
-                                               insn_per, machine.cluster.node_cpu_mips(n))
+                text = profile_run.node_report(result.run_dir, n, symbol_lines[n], insn_per,
+                                               machine.cluster.node_cpu_mips(n))
             except (profile_run.ProfileError, profile_run.SymbolError) as e:
                 raise StepFailed(f"node {n}'s instruction profile: {e}") from None
             print(f"\ninstruction profile of node {n} (nodeN-insns.json in the run "
