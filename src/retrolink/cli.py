@@ -32,13 +32,17 @@ def cmd_run(args) -> int:
         raise MachineError(f"--qemu-trace {args.qemu_trace!r}: a trace event name or "
                            "pattern of letters, digits, _ and the wildcards * ?, "
                            "e.g. 'retrolink_sx_*' (qemu/trace-events)")
+    if args.insn_per < 1:
+        raise MachineError(f"--insn-per {args.insn_per}: the units of work the profile's "
+                           "windows held, 1 or more")
     if not args.command:
         raise MachineError("nothing to run: give a command after --, e.g. "
                            f"retrolink run {args.machine} -- uname -a")
     art = build_all()
     script = guest_script(args.command)
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
-                         trace=args.trace, qemu_trace=args.qemu_trace)
+                         trace=args.trace, qemu_trace=args.qemu_trace,
+                         insn_profile=args.insn_profile or (), insn_per=args.insn_per)
     return 0 if result.ok else 1
 
 
@@ -144,6 +148,13 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--qemu-trace", metavar="PATTERN",
                    help="QEMU trace events to log per node, e.g. 'retrolink_sx_*' "
                         "(qemu/trace-events; written to nodeN-trace.txt in the run directory)")
+    s.add_argument("--insn-profile", metavar="NODE", type=int, action="append",
+                   help="count node NODE's guest instructions per code block inside the "
+                        "windows its programs mark (repeatable; written to nodeN-insns.txt "
+                        "in the run directory; docs/profile.md)")
+    s.add_argument("--insn-per", metavar="K", type=int, default=1,
+                   help="report the profile's instructions per K units of work (e.g. the "
+                        "round trips the windows held)")
     s.add_argument("--cold", action="store_true", help=COLD_HELP)
     s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)

@@ -191,6 +191,26 @@ def test_nodes_may_run_at_different_speeds(tmp_path):
     assert granularities(m) == [36, 25]
 
 
+def test_mitigations_reach_the_kernel_command_line(tmp_path):
+    """cluster.mitigations = "off" adds mitigations=off to every node's kernel command line
+    (before kernel_cmdline, which may still say otherwise); "auto" adds nothing; another
+    value is refused, naming the two."""
+    from pathlib import Path
+
+    from retrolink.run.node_command import Artifacts, NodeFiles, node_argv
+    art = Artifacts(qemu=Path("qemu"), kernel=Path("k"), initrd=Path("i"), fabric=Path("f"))
+    files = NodeFiles(console_log=tmp_path / "c", output=tmp_path / "o", command=None)
+
+    def append(text):
+        argv = node_argv(load_machine(write(tmp_path, text)), 0, art, files, tmp_path / "s")
+        return argv[argv.index("-append") + 1]
+    assert "mitigations" not in append(GOOD)
+    assert append(GOOD.replace("nodes = 2", 'nodes = 2\nmitigations = "off"\nkernel_cmdline = "quiet"')) \
+        .endswith("tsc=reliable mitigations=off quiet")
+    assert_refused(tmp_path, GOOD.replace("nodes = 2", 'nodes = 2\nmitigations = "none"'),
+                   "cluster.mitigations")
+
+
 # ---- hostile input: each reached a traceback or a wrong place before ----------------
 
 @pytest.mark.parametrize("text,expect", [

@@ -11,13 +11,16 @@
  *       prints the receive-side stamps of that message as RESULT step lines.
  *   mach_bench client --server-node N --sizes S,... --reps R --warmup W
  *                     --ool-pages P,... --ool-runs R --ool-warmup W [--local 1] [--trace 1]
+ *                     [--mark 1|2]
  *       Round trips to N's "bench" port: for each inline size
  *           RESULT latency where=remote size=S reps=R rtt_us=T oneway_us=T/2
  *       with --local the same against a second task of this node (a forked server),
  *       where=local; for each OOL page count (16 KB pages)
  *           RESULT ool pages=P runs=R avg_MBps=A max_MBps=M
  *       (size / (half the round trip): A over the mean round trip, M over the best);
- *       with --trace one 4-byte message's send-side stamps as RESULT step lines.
+ *       with --trace one 4-byte message's send-side stamps as RESULT step lines;
+ *       --mark 1 (2) makes the timed remote (local) round trips an instruction profile
+ *       window (docs/profile.md).
  *   mach_bench sink --senders N --messages M
  *       Registers "sink", takes N*M messages, checks each sender's arrive in order:
  *           RESULT many_to_one senders=N messages=N*M delivered=D
@@ -38,6 +41,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "profile/rl_profile.h"
 #include "mach/mach.h"
 
 #define MAX_SIZES       32
@@ -361,8 +365,9 @@ static void check_answer(mach_msg_id_t id, size_t len, const void *ool, size_t o
 }
 
 /* Warmup round trips are checked; the timed ones are not (the message is the same). */
+/* mark: the timed round trips are an instruction profile window (rl_profile.h) */
 static void latency(const char *where, mach_port_name_t dest, mach_port_name_t reply,
-                    const long *sizes, int nsizes, long reps, long warmup)
+                    const long *sizes, int nsizes, long reps, long warmup, int mark)
 {
     for (int s = 0; s < nsizes; s++) {
         size_t len = (size_t)sizes[s];
@@ -374,8 +379,12 @@ static void latency(const char *where, mach_port_name_t dest, mach_port_name_t r
         }
         double t0 = now_us();
 
+        if (mark)
+            rl_profile_mark();
         for (long i = 0; i < reps; i++)
             round_trip(size, reply);
+        if (mark)
+            rl_profile_mark();
         double rtt = (now_us() - t0) / reps;
 
         check_answer(ID_PING, len, NULL, 0);
@@ -452,7 +461,7 @@ static pid_t local_server(void)
 static int cmd_client(int argc, char **argv)
 {
     static const char *const known[] = { "--server-node", "--sizes", "--reps", "--warmup",
-        "--ool-pages", "--ool-runs", "--ool-warmup", "--local", "--trace", NULL };
+        "--ool-pages", "--ool-runs", "--ool-warmup", "--local", "--trace", "--mark", NULL };
     long sizes[MAX_SIZES], pages[MAX_SIZES];
 
     cli_parse("mach_bench client", argc, argv, 2, known);
@@ -465,6 +474,8 @@ static int cmd_client(int argc, char **argv)
     long ool_warmup = cli_num("--ool-warmup", "2", 0, 100000, "round trips before timing");
     int local = (int)cli_num("--local", "0", 0, 1, "1 also measures local IPC");
     int trace = (int)cli_num("--trace", "0", 0, 1, "1 prints the 4-byte message's steps");
+    int mark = (int)cli_num("--mark", "0", 0, 2, "1 marks the timed remote round trips, "
+                            "2 the local ones, for `retrolink run --insn-profile`");
 
     if (sizes[0] % 4 || sizes[nsizes - 1] % 4)
         cli_usage_error("--sizes: inline sizes are whole 4-byte words");
@@ -474,7 +485,7 @@ static int cmd_client(int argc, char **argv)
     mach_port_name_t reply = new_port(mach_task_self());
     mach_port_name_t remote = look_up(mach_task_self(), server, "bench");
 
-    latency("remote", remote, reply, sizes, nsizes, reps, warmup);
+    latency("remote", remote, reply, sizes, nsizes, reps, warmup, mark == 1);
     if (trace) {
         unsigned self, nodes;
 
@@ -498,7 +509,7 @@ static int cmd_client(int argc, char **argv)
         pid_t pid = local_server();
         mach_port_name_t here = look_up(mach_task_self(), node, "bench-local");
 
-        latency("local", here, reply, sizes, nsizes, reps, warmup);
+        latency("local", here, reply, sizes, nsizes, reps, warmup, mark == 2);
         quit(here);
         if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
             die("the local server failed (status 0x%x)", status);

@@ -45,10 +45,15 @@ class Variant:
     configure: tuple        # added to the pin's configure arguments
     what: str               # for progress lines
     first_build: str        # how long a first build takes, for progress lines
+    targets: tuple = ()     # built beside qemu-system-x86_64 (paths in the build dir)
 
 
+INSN_PROFILE_PLUGIN = "hw/retrolink/librl-insn-profile.so"   # qemu/plugins/insn-profile.c
 VARIANTS = {
-    "release": Variant("build", (), "QEMU", "about 2 min on 2 cores"),
+    # TCG plugins: the instruction profile (qemu/plugins/, docs/profile.md); no cost
+    # while none is loaded
+    "release": Variant("build", ("--enable-plugins",), "QEMU", "about 2 min on 2 cores",
+                       (INSN_PROFILE_PLUGIN,)),
     # the pin's --disable-debug-info undone: sanitizer reports name file and line
     "asan": Variant("build-asan", ("--enable-asan", "--enable-ubsan", "--enable-debug-info"),
                     "QEMU with ASan/UBSan", "about 7 min on 2 cores"),
@@ -260,21 +265,22 @@ def run_ninja(build: Path, binary: Path, v, log: Path) -> None:
     # then ninja -n below counts the real work, not just the regeneration
     run_logged(["ninja", "-C", build, "build.ninja"], log)
     # ninja -n tells how much work there is, for the progress bar and to stay quiet when none
-    dry = subprocess.run(["ninja", "-C", build, "-n", "qemu-system-x86_64"],
+    targets = ["qemu-system-x86_64", *v.targets]
+    dry = subprocess.run(["ninja", "-C", build, "-n", *targets],
                          capture_output=True, text=True)
     todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
-    if todo == 0 and binary.exists():
+    if todo == 0 and binary.exists() and all((build / t).exists() for t in v.targets):
         return
     if todo <= 10 and binary.exists():
         # ninja -n always lists qemu-version.h and what depends on it, which a real
         # run skips (restat): run it quietly and only say something if QEMU relinked
         before = binary.stat().st_mtime_ns
-        run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log)
+        run_logged(["ninja", "-C", build, "-j", jobs, *targets], log)
         if binary.stat().st_mtime_ns != before:
             say(f"{v.what} relinked with the changed device files")
         return
     title = f"building {v.what} (first time: {v.first_build})" if todo > 100 else \
         f"rebuilding {v.what} ({todo} steps)"
     with step(title):
-        run_logged(["ninja", "-C", build, "-j", jobs, "qemu-system-x86_64"], log,
+        run_logged(["ninja", "-C", build, "-j", jobs, *targets], log,
                    progress_total=todo, progress_marker="[", desc=v.what)

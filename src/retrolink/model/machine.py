@@ -56,6 +56,10 @@ class ClusterSettings(Strict):
     # a node that stopped (docs/reliability.md); the run ends naming it
     stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
     kernel_cmdline: str = ""
+    # the guest kernel's speculative-execution mitigations (docs/machines.md, "Guest kernel
+    # mitigations"): "auto" is the kernel's own choice for the CPU QEMU presents, "off"
+    # adds mitigations=off (a period machine had none of them)
+    mitigations: typing.Literal["auto", "off"] = "auto"
     # Debian image modules every node loads at boot, before its boards' (a module a
     # command would load anyway, loaded while its node still boots with long grants)
     boot_modules: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")]] = Field(

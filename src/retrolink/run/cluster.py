@@ -128,13 +128,15 @@ class Cluster:
     """One cluster run: start the fabric and the nodes, wait, collect."""
 
     def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False,
-                 qemu_trace: str | None = None, node_env: dict | None = None):
+                 qemu_trace: str | None = None, node_env: dict | None = None,
+                 insn_profile: frozenset = frozenset()):
         """node_env: variables added to each QEMU's environment (bench fabric's
         RETROLINK_LOCKSTEP=socket)."""
         self.machine, self.art, self.dir = machine, art, run_dir
         self.node_env = node_env or {}
         self.trace = trace
         self.qemu_trace = qemu_trace
+        self.insn_profile = insn_profile    # nodes whose instructions are profiled
         self.fabric: subprocess.Popen | None = None
         self.nodes: list[subprocess.Popen] = []
         self.files: list[NodeFiles] = []
@@ -197,7 +199,9 @@ class Cluster:
                               interactive_socket=self._socket_path(f"node{n}-shell.sock")
                               if interactive else None,
                               qemu_trace=self.qemu_trace,
-                              trace_log=self.dir / f"node{n}-trace.txt")
+                              trace_log=self.dir / f"node{n}-trace.txt",
+                              insn_profile=self.dir / f"node{n}-insns.txt"
+                              if n in self.insn_profile else None)
             self.files.append(files)
             self.outputs.append(NodeOutput(files.output, files.end_marker))
             argvs.append(node_argv(self.machine, n, self.art, files,

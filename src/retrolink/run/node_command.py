@@ -4,6 +4,7 @@ from pathlib import Path
 
 from retrolink import disks
 from retrolink.build.artifacts import Artifacts
+from retrolink.build.qemu_build import INSN_PROFILE_PLUGIN
 from retrolink.model.machine import Machine
 from retrolink.run import guest_net
 
@@ -29,12 +30,20 @@ class NodeFiles:
     interactive_socket: Path | None = None
     qemu_trace: str | None = None     # -trace events (e.g. 'retrolink_sx_*') ...
     trace_log: Path | None = None     # ... written here (qemu/trace-events)
+    insn_profile: Path | None = None  # the instruction profile's output (docs/profile.md)
+
+
+def insn_profile_plugin(art: Artifacts) -> Path:
+    """The TCG plugin of the instruction profile (qemu/plugins/insn-profile.c)."""
+    return art.qemu.parent / INSN_PROFILE_PLUGIN
 
 
 def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
               fabric_socket: Path | None) -> list[str]:
     c = machine.cluster
-    append = f"console=ttyS0 panic=-1 loglevel=4 tsc=reliable {c.kernel_cmdline}".strip()
+    mitigations = "mitigations=off" if c.mitigations == "off" else ""
+    append = " ".join(a for a in ("console=ttyS0 panic=-1 loglevel=4 tsc=reliable", mitigations,
+                                  c.kernel_cmdline) if a)
     argv = [str(art.qemu), "-M", "q35", "-accel", "tcg", "-smp", "1", "-m", str(c.memory_mib),
             "-icount", f"{c.node_icount_option(node)},sleep=off",
             "-rtc", f"clock=vm,base={RTC_BASE}",
@@ -82,6 +91,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]
     if files.qemu_trace:
         argv += ["-trace", f"enable={files.qemu_trace},file={files.trace_log}"]
+    if files.insn_profile:
+        argv += ["-plugin", f"{insn_profile_plugin(art)},out={files.insn_profile}"]
     for board in machine.boards_on(node):
         argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
                                 machine.network_index(board.network))

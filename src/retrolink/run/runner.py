@@ -3,6 +3,7 @@ import shlex
 import sys
 
 from retrolink.model.machine import Machine
+from retrolink.profile import run as profile_run
 from retrolink.progress import StepFailed, say
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
 from retrolink.run.node_command import Artifacts
@@ -10,7 +11,7 @@ from retrolink.run.node_command import Artifacts
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
                 timeout_s=None, trace=False, announce=False, qemu_trace=None,
-                node_env=None) -> RunResult:
+                node_env=None, insn_profile=frozenset()) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
     since they carry the interconnect), wait, stop everything, return the results."""
     run_dir = new_run_dir(run_name)
@@ -18,7 +19,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
     if announce:
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
     cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace,
-                      node_env=node_env)
+                      node_env=node_env, insn_profile=frozenset(insn_profile))
     try:
         cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
         if announce and cluster.restored_from:
@@ -40,19 +41,37 @@ def guest_script(words: list[str]) -> str:
 
 
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
-                trace=False, qemu_trace=None) -> RunResult:
-    """`retrolink run`: script on the chosen nodes (all by default), output printed."""
+                trace=False, qemu_trace=None, insn_profile=(), insn_per=1) -> RunResult:
+    """`retrolink run`: script on the chosen nodes (all by default), output printed; with
+    insn_profile, each of those nodes' instruction profile after it (per insn_per units
+    of work)."""
     chosen = sorted(set(nodes)) if nodes else list(range(machine.cluster.nodes))
-    for n in chosen:
-        if not 0 <= n < machine.cluster.nodes:
-            raise StepFailed(f"--node {n}: this machine has nodes 0..{machine.cluster.nodes - 1}")
-    result = run_cluster(machine, art, {n: script for n in chosen},
+    for opt, ns in (("--node", chosen), ("--insn-profile", insn_profile)):
+        for n in ns:
+            if not 0 <= n < machine.cluster.nodes:
+                raise StepFailed(f"{opt} {n}: this machine has nodes "
+                                 f"0..{machine.cluster.nodes - 1}")
+    commands = {n: profile_run.wrap_script(script) if n in insn_profile else script
+                for n in chosen}
+    result = run_cluster(machine, art, commands,
                          machine.cluster.name or "cluster", timeout_s, trace, announce=True,
-                         qemu_trace=qemu_trace)
+                         qemu_trace=qemu_trace, insn_profile=insn_profile)
+    symbol_lines = {}
     for r in result.nodes:
+        if r.node in insn_profile:
+            r.lines, symbol_lines[r.node] = profile_run.split_lines(r.lines)
         if r.node in chosen:
             for line in r.lines:
                 print(f"[node{r.node}] {line}")
+    for n in sorted(set(insn_profile)):
+        if result.nodes[n].ok:
+            try:
+                text = profile_run.node_report(result.run_dir, n, symbol_lines[n], insn_per,
+                                               machine.cluster.node_cpu_mips(n))
+            except (profile_run.ProfileError, profile_run.SymbolError) as e:
+                raise StepFailed(f"node {n}'s instruction profile: {e}") from None
+            print(f"\ninstruction profile of node {n} (nodeN-insns.json in the run "
+                  f"directory)\n{text}")
     sys.stdout.flush()
     for problem in result.problems:
         say(problem)

@@ -35,7 +35,8 @@ FABRIC_STATE = "fabric.state"
 # suite, which boots them in turn, evicts each before its next use: every boot cold.
 DEFAULT_CAP_MIB = 24576
 MIGRATE_BYTES_PER_S = 16 << 30
-# how long the nodes may take to reach the barrier and be saved, once the first is there
+# how long the nodes may take to be saved once all are at the barrier, and the fabric
+# to write its state
 SAVE_TIMEOUT_S = 300
 
 
@@ -101,7 +102,7 @@ def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf:
             text = text.replace(m, "<end>")
         return text
     for argv in node_argvs:
-        h.update(plain("\0".join(_without(argv, "-trace"))).encode() + b"\n")
+        h.update(plain("\0".join(_without(_without(argv, "-trace"), "-plugin"))).encode() + b"\n")
     conf = [l for l in fabric_conf.splitlines() if not l.startswith("trace ")]
     h.update(plain("\n".join(conf)).encode())
     return h.hexdigest()
@@ -281,12 +282,15 @@ class SnapshotMaker(threading.Thread):
         import asyncio
         nodes = []
         try:
+            # no wall-clock bound on the boot: a busy host makes it slower, and a node that
+            # stopped making progress is the fabric's stall to name; giving up here would
+            # leave the nodes that reach the barrier later stopped there for ever
             for n, p in enumerate(self.qmp_paths):
                 nodes.append(await self._wait(lambda: self._connect(n, p),
-                                              f"node{n}'s QMP socket {p}", n))
+                                              f"node{n}'s QMP socket {p}", n, bounded=False))
             for n, c in enumerate(nodes):
                 await self._wait(lambda: self._status(c, "paused"),
-                                 f"node{n} to stop at the barrier", n)
+                                 f"node{n} to stop at the barrier", n, bounded=False)
             started = time.monotonic()
             for n, c in enumerate(nodes):
                 # a stopped VM to a local file: no reason for QEMU's default 128 MiB/s cap
@@ -359,9 +363,9 @@ class SnapshotMaker(threading.Thread):
                                f"{info.get('error-desc', 'no reason given')}")
         return status == "completed"
 
-    async def _wait(self, ready, what: str, node: int = None):
-        """Until ready() (a function, or one returning an awaitable) is true; returns
-        what it returned then."""
+    async def _wait(self, ready, what: str, node: int = None, bounded: bool = True):
+        """Until ready() (a function, or one returning an awaitable) is true (bounded: for
+        at most SAVE_TIMEOUT_S); returns what it returned then."""
         import asyncio
         import inspect
         if node is not None:
@@ -375,6 +379,6 @@ class SnapshotMaker(threading.Thread):
                 return r
             if self.stopping.is_set() or not self.alive():
                 raise _ClusterGone(f"the cluster stopped while waiting for {what}")
-            if time.monotonic() > deadline:
+            if bounded and time.monotonic() > deadline:
                 raise RuntimeError(f"waited {SAVE_TIMEOUT_S} s for {what}")
             await asyncio.sleep(0.02)
