@@ -54,6 +54,7 @@ def test_categories():
     assert category(S(0, symbols.USER_SPACE, "")) == "user space"
     assert category(S(0, "__list_del_entry_valid", "")) == "hardening checks"
     assert category(S(0, "__update_load_avg_se", "")) == "scheduling and wake-up"
+    assert category(S(0, "update_rt_rq_load_avg", "")) == "scheduling and wake-up"
     assert category(S(0, "__up_read", "")) == "locks"
     assert category(S(0, "native_sched_clock", "")) == "work queues and timers"
     assert category(S(0, "vfs_read", "")) == "other kernel"

@@ -38,7 +38,8 @@ CATEGORIES = [
               r"|preempt_count_.*|__rcu_read_.*|rcu_read_.*|lock_.*|unlock_.*)$"),
     ("scheduling and wake-up", r"^(schedule.*|__schedule|try_to_wake_up|.*wake_up.*|ttwu_.*"
                                r"|enqueue_.*|dequeue_.*|pick_next_.*|put_prev_.*|set_next_.*"
-                               r"|update_curr.*|update_load_avg|__update_load_avg.*|.*switch_to.*"
+                               r"|update_curr.*|update_.*load_avg.*|__update_load_avg.*|.*switch_to.*"
+                               r"|.*_rt_rq.*|.*_rt_entity.*|dequeue_rt_stack"
                                r"|finish_task_switch.*|context_switch|check_preempt.*"
                                r"|resched_curr|prepare_to_wait.*|finish_wait|autoremove_wake.*"
                                r"|woken_wake_function|wait_woken|__wait_event.*|update_rq_clock.*"
