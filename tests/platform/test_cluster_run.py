@@ -89,3 +89,18 @@ def test_node_out_of_range_is_a_clear_error():
     assert r.returncode == 2
     assert "--node 5: this machine has nodes 0..1" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("setting,cmdline,spectre_v2", [
+    ("auto", False, "Mitigation: Retpolines"),
+    ("off", True, "Vulnerable"),
+])
+def test_mitigations_reach_the_guest_kernel(setting, cmdline, spectre_v2):
+    """cluster.mitigations: on the kernel's command line with "off", and the kernel's own
+    report of what it mitigates changes with it (docs/machines.md)."""
+    r = run_retrolink("run", "plain", "--node", "0", "--set", f"cluster.mitigations={setting}",
+                      "--", "cat /proc/cmdline /sys/devices/system/cpu/vulnerabilities/spectre_v2")
+    assert r.returncode == 0, r.stderr
+    line, report = [l.removeprefix("[node0] ") for l in r.stdout.splitlines()]
+    assert ("mitigations=off" in line.split()) == cmdline, line
+    assert report.startswith(spectre_v2), report
