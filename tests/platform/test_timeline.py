@@ -34,7 +34,7 @@ FABRIC = """\
 NODE0 = """\
 4242@1700000000.000001:retrolink_sx_doorbell node 0: tx slot 0 to node 1, 64 bytes, at 900
 4242@1700000000.000002:retrolink_sx_frame_in node 0: frame from node 1, type 1, 32 bytes, arrives at 4100
-4242@1700000000.000003:retrolink_sx_peer_up node 0: peer 1 up
+4242@1700000000.000003:retrolink_sx_reg_read node 0: read SX_STATUS (0x10) = 0x1
 """
 NODE1 = "retrolink_sx_rx node 1: rx slot 3 holds a message from node 0, 64 bytes, at 2100\n"
 
@@ -49,6 +49,7 @@ def check_loads(text: str) -> dict:
     meta = [e for e in events if e["ph"] == "M"]
     processes = {e["pid"] for e in meta if e["name"] == "process_name"}
     threads = {(e["pid"], e["tid"]) for e in meta if e["name"] == "thread_name"}
+    assert len({tid for _, tid in threads}) == len(threads)    # a tid is one thread
     slices = {}
     for e in events:
         if e["ph"] != "M":

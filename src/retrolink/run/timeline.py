@@ -68,13 +68,14 @@ class Tracks:
             if busy <= begin:
                 lanes[i] = (tid, max(busy, end))
                 return tid
-        tid = self.next_tid[pid] = self.next_tid.get(pid, 0) + 1
+        # tids unique across processes: Perfetto takes a tid for one thread, as Linux does
+        tid = self.next_tid[pid] = self.next_tid.get(pid, pid * 1000) + 1
         lanes.append((tid, end))
         label = name if len(lanes) == 1 else f"{name} ({len(lanes)})"
         self.events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                             "args": {"name": label}})
         self.events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
-                            "args": {"sort_index": tid}})
+                            "args": {"sort_index": tid - pid * 1000}})
         return tid
 
     def slice(self, pid: int, thread: str, name: str, begin: int, end: int,
