@@ -112,14 +112,17 @@ def test_a_made_up_trace_becomes_tracks_slices_and_flows():
 
 
 def test_several_networks_and_a_partial_last_line():
-    text = ("10 ready src=0 dst=1 len=8 seq=0 net=0\n10 ready src=0 dst=1 len=8 seq=1 net=1\n"
-            "20 arrive src=0 dst=1 len=8 seq=0 net=0\n30 arrive src=0 dst=1 len=8 seq=1 net=1\n"
+    """Node 1 hears node 0 on network 0 after node 2 on network 1, though node 0's frame
+    was ready first: its arrivals, in time order, share one track."""
+    text = ("10 ready src=0 dst=1 len=8 seq=0 net=0\n20 ready src=2 dst=1 len=8 seq=0 net=1\n"
+            "25 arrive src=2 dst=1 len=8 seq=0 net=1\n30 arrive src=0 dst=1 len=8 seq=0 net=0\n"
             "40 ready src=1 dst=0 le")
     tl, counts = timeline.build(text, {})
     check_loads(json.dumps(tl))
     assert (counts["frames"], counts["flows"], counts["lines_not_understood"]) == (2, 2, 1)
     names = {e["args"]["name"] for e in tl["traceEvents"] if e["name"] == "process_name"}
     assert {"network 0", "network 1"} <= names
+    assert len({e["tid"] for e in tl["traceEvents"] if e["ph"] == "X" and e["pid"] == 2}) == 1
 
 
 @pytest.mark.usefixtures("artifacts")

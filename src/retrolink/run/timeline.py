@@ -159,7 +159,7 @@ def build(fabric_text: str, node_texts: dict[int, str],
         name = (network_names or {}).get(net)
         tr.process(NETWORK_PID + net, f"network {net}" + (f" ({name})" if name else ""),
                    NETWORK_PID + net)
-    flows = 0
+    arrivals = []
     for fr in sorted(frames, key=lambda f: (f.begin(), f.net, f.src, f.seq)):
         args = {"src": fr.src, "dst": fr.dst, "len": fr.length, "seq": fr.seq, "net": fr.net,
                 "ready_ns": fr.ready, "start_ns": fr.starts,
@@ -168,16 +168,16 @@ def build(fabric_text: str, node_texts: dict[int, str],
             args["drop_ns"] = fr.drop[0]
         pid, tid = tr.slice(NETWORK_PID + fr.net, f"node {fr.src} sends", frame_name(fr),
                             fr.begin(), fr.end(), args)
-        for t, receiver in sorted(fr.arrivals):
-            rpid, rtid = tr.slice(receiver + 1, "frames in", f"from node {fr.src}", t, t,
-                                  {"src": fr.src, "len": fr.length, "seq": fr.seq,
-                                   "net": fr.net, "arrive_ns": t})
-            flows += 1
-            flow = {"cat": "frame", "name": "frame", "id": flows}
-            # each after its slice: at one instant the slice opens before the flow binds
+        for t, receiver in fr.arrivals:
+            flow = {"cat": "frame", "name": "frame", "id": len(arrivals) + 1}
+            # after its slice: at one instant, the slice opens before the flow binds
             tr.events.append({**flow, "ph": "s", "pid": pid, "tid": tid, "ts": us(fr.begin())})
-            tr.events.append({**flow, "ph": "f", "bp": "e", "pid": rpid, "tid": rtid,
-                              "ts": us(t)})
+            arrivals.append((t, receiver, fr, flow))
+    for t, receiver, fr, flow in sorted(arrivals, key=lambda a: (a[0], a[1], a[3]["id"])):
+        pid, tid = tr.slice(receiver + 1, "frames in", f"from node {fr.src}", t, t,
+                            {"src": fr.src, "len": fr.length, "seq": fr.seq, "net": fr.net,
+                             "arrive_ns": t})
+        tr.events.append({**flow, "ph": "f", "bp": "e", "pid": pid, "tid": tid, "ts": us(t)})
     for t, what, net, src, dst, length in others:
         tid = tr.thread(NETWORK_PID + net, f"node {src} sends")
         tr.events.append({"ph": "i", "s": "t", "cat": "hub", "name": what,
@@ -191,7 +191,7 @@ def build(fabric_text: str, node_texts: dict[int, str],
             tr.events.append({"ph": "i", "s": "t", "cat": "qemu", "name": name, "pid": n + 1,
                               "tid": tid, "ts": us(t), "args": {"message": message}})
             instants += 1
-    counts = {"frames": len(frames), "flows": flows, "qemu_events": instants,
+    counts = {"frames": len(frames), "flows": len(arrivals), "qemu_events": instants,
               "qemu_events_without_time": skipped, "lines_not_understood": bad}
     return {"traceEvents": tr.events, "displayTimeUnit": "ns",
             "otherData": {"clock": "virtual time", **counts}}, counts
