@@ -127,11 +127,13 @@ def test_several_networks_and_a_partial_last_line():
 
 @pytest.mark.usefixtures("artifacts")
 def test_a_traced_sx_run_writes_a_timeline_that_loads():
+    """Node 1 streams to node 0; node 2's command fails: a failed run has its timeline."""
     r = run_retrolink("run", "sure-sx", "--trace", "--qemu-trace", "retrolink_sx_*",
                       "--timeout", "300", "--", "sh", "-c",
                       by_role(n0="sx_bench fanin --count 10 && echo received",
-                              n1="sx_bench stream --dst 0 --size 512 --count 10"))
-    assert r.returncode == 0, r.stdout + r.stderr
+                              n1="sx_bench stream --dst 0 --size 512 --count 10",
+                              n2="exit 3"))
+    assert r.returncode == 1 and "FAILED" in r.stderr, r.stdout + r.stderr
     assert "[node0] received" in r.stdout
     run_dir = Path(re.search(r"logs: (\S+)\)", r.stderr)[1])
     assert f"{run_dir / 'timeline.json'} (open it" in r.stderr, r.stderr
