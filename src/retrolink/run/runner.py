@@ -5,6 +5,7 @@ import sys
 from retrolink.model.machine import Machine
 from retrolink.profile import run as profile_run
 from retrolink.progress import StepFailed, say
+from retrolink.run import timeline
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
 from retrolink.run.node_command import Artifacts
 
@@ -31,6 +32,28 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
         return cluster.wait(run_s, boot_s)
     finally:
         cluster.stop()
+        if trace and announce:      # `retrolink run --trace` (a benchmark's trace: none)
+            write_timeline(run_dir)
+
+
+def write_timeline(run_dir) -> None:
+    """timeline.json from the run's frame trace, when the fabric wrote one (a failed run's
+    too); a trace it cannot read is said, not raised (the run's own result counts)."""
+    if not (run_dir / "fabric-trace.txt").is_file():
+        return
+    try:
+        path, counts = timeline.write(run_dir)
+    except OSError as e:
+        say(f"no timeline: {e}")
+        return
+    notes = [f"{counts['lines_not_understood']} trace line(s) not understood"
+             ] if counts["lines_not_understood"] else []
+    if counts["qemu_events_without_time"]:
+        notes.append(f"{counts['qemu_events_without_time']} QEMU trace event(s) without "
+                     "a virtual time left out")
+    say(f"timeline ({counts['frames']} frames, {counts['flows']} flows, "
+        f"{counts['qemu_events']} QEMU trace events{', ' if notes else ''}"
+        f"{', '.join(notes)}): {path} (open it in ui.perfetto.dev or chrome://tracing)")
 
 
 def guest_script(words: list[str]) -> str:
