@@ -38,5 +38,8 @@ def test_raw_and_fm_over_a_point_to_point_link(artifacts, tmp_path):
     mbps = {m.group(1): float(m.group(2)) for m in re.finditer(
         r"RESULT pingpong protocol=(\S+) size=65536 \S+ \S+ MBps=([\d.]+)", r.stdout)}
     assert set(mbps) == {"raw", "fm_zc_dma"}
-    # the adapter's stage bounds it (57.7 MB/s for full frames), not the link
-    assert 40 < mbps["fm_zc_dma"] <= mbps["raw"] < 57.7
+    # the adapter's stage bounds both (57.7 MB/s for full frames), not the link; which of
+    # the two is ahead is not a property of the model: at 4 round trips a point, where
+    # the guests' timer ticks fall moves each by a few tenths of a percent
+    assert 40 < mbps["fm_zc_dma"] < 57.7 and 40 < mbps["raw"] < 57.7
+    assert abs(mbps["fm_zc_dma"] - mbps["raw"]) < 0.02 * mbps["raw"], mbps
