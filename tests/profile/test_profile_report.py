@@ -41,23 +41,25 @@ def test_user_addresses_are_user_space(syms):
     assert syms.lookup(0x401000).name == symbols.USER_SPACE
 
 
-def test_categories():
-    S = symbols.Symbol
-    assert category(S(0, "__x86_return_thunk", "")) == "mitigations"
-    assert category(S(0, "do_syscall_64", "")) == "system call entry and exit"
-    assert category(S(0, "_copy_from_user", "")) == "copies to and from user memory"
-    assert category(S(0, "__kmalloc", "")) == "memory allocation"
-    assert category(S(0, "_raw_spin_lock_irqsave", "")) == "locks"
-    assert category(S(0, "try_to_wake_up", "")) == "scheduling and wake-up"
-    assert category(S(0, "irq_thread_fn", "")) == "interrupts and their threads"
-    assert category(S(0, "norma_deliver", "norma")) == "module norma"
-    assert category(S(0, symbols.USER_SPACE, "")) == "user space"
-    assert category(S(0, "__list_del_entry_valid", "")) == "hardening checks"
-    assert category(S(0, "__update_load_avg_se", "")) == "scheduling and wake-up"
-    assert category(S(0, "update_rt_rq_load_avg", "")) == "scheduling and wake-up"
-    assert category(S(0, "__up_read", "")) == "locks"
-    assert category(S(0, "native_sched_clock", "")) == "work queues and timers"
-    assert category(S(0, "vfs_read", "")) == "other kernel"
+@pytest.mark.parametrize("function,module,expected", [
+    ("__x86_return_thunk", "", "mitigations"),
+    ("do_syscall_64", "", "system call entry and exit"),
+    ("_copy_from_user", "", "copies to and from user memory"),
+    ("__kmalloc", "", "memory allocation"),
+    ("_raw_spin_lock_irqsave", "", "locks"),
+    ("try_to_wake_up", "", "scheduling and wake-up"),
+    ("irq_thread_fn", "", "interrupts and their threads"),
+    ("norma_deliver", "norma", "module norma"),
+    (symbols.USER_SPACE, "", "user space"),
+    ("__list_del_entry_valid", "", "hardening checks"),
+    ("__update_load_avg_se", "", "scheduling and wake-up"),
+    ("update_rt_rq_load_avg", "", "scheduling and wake-up"),
+    ("__up_read", "", "locks"),
+    ("native_sched_clock", "", "work queues and timers"),
+    ("vfs_read", "", "other kernel"),
+])
+def test_categories(function, module, expected):
+    assert category(function, module) == expected
 
 
 def write_counts(path, windows, rows):
@@ -91,6 +93,9 @@ def test_missing_or_bad_counts_are_named(tmp_path):
     bad = tmp_path / "node0-insns.txt"
     bad.write_text("hello\n")
     with pytest.raises(report.ProfileError, match="not the instruction profile's output"):
+        report.read(bad)
+    bad.write_text("# rl-insn-profile 1\n# windows\n")
+    with pytest.raises(report.ProfileError, match="line 2: '# windows' is not"):
         report.read(bad)
     write_counts(bad, 1, [])
     bad.write_text(bad.read_text() + "zz 1\n")

@@ -1,11 +1,12 @@
 """What a guest function is part of, for the profile's summary: the kernel paths a
 message's software crosses (system call entry and exit, copies, allocation, locking,
 scheduling and wake-up, interrupts) and what a modern kernel pays that a period one did
-not (speculation mitigations, hardening checks). The first category whose pattern matches the function's
-name wins; a module's functions are that module's; everything else is "other kernel"."""
+not (speculation mitigations, hardening checks). The first category whose pattern matches
+the function's name wins; a module's functions are that module's; everything else is
+"other kernel"."""
 import re
 
-from retrolink.profile.symbols import USER_SPACE, Symbol
+from retrolink.profile.symbols import USER_SPACE
 
 CATEGORIES = [
     # return thunks, retpolines, buffer clearing, the untraining sequences (x86's
@@ -67,12 +68,13 @@ OTHER_KERNEL = "other kernel"
 USER = "user space"
 
 
-def category(sym: Symbol) -> str:
-    if sym.name == USER_SPACE:
+def category(function: str, module: str = "") -> str:
+    """The category of a function (of a module, or of the kernel itself when module is "")."""
+    if function == USER_SPACE:
         return USER
-    if sym.module:
-        return f"module {sym.module}"
+    if module:
+        return f"module {module}"
     for name, pattern in _COMPILED:
-        if pattern.match(sym.name):
+        if pattern.match(function):
             return name
     return OTHER_KERNEL

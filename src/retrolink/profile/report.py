@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrolink.profile.categories import category
-from retrolink.profile.symbols import Symbol, Symbols
+from retrolink.profile.symbols import Symbols
 
 HEADER = "# rl-insn-profile 1"
 
@@ -33,7 +33,11 @@ def read(path: Path) -> Profile:
     if not lines or lines[0] != HEADER:
         raise ProfileError(f"{path}: not the instruction profile's output (first line "
                            f"{lines[0] if lines else '(empty)'!r})")
-    windows = int(lines[1].split()[2])
+    try:
+        windows = int(lines[1].split()[2])
+    except (IndexError, ValueError):
+        raise ProfileError(f"{path} line 2: {lines[1] if len(lines) > 1 else '(missing)'!r} "
+                           "is not '# windows N marks M'") from None
     blocks = []
     for n, line in enumerate(lines[3:], start=4):
         try:
@@ -56,7 +60,7 @@ def by_function(profile: Profile, symbols: Symbols) -> dict[tuple[str, str], int
 def by_category(functions: dict[tuple[str, str], int]) -> dict[str, int]:
     out: dict[str, int] = defaultdict(int)
     for (name, module), n in functions.items():
-        out[category_of(name, module)] += n
+        out[category(name, module)] += n
     return dict(out)
 
 
@@ -71,13 +75,9 @@ def summary(profile: Profile, symbols: Symbols, per: int, top: int) -> dict:
         "instructions": profile.total / per,
         "categories": {k: v / per for k, v in sorted(cats.items(), key=lambda kv: -kv[1])},
         "functions": [{"function": name, "module": module, "instructions": n / per,
-                       "category": category_of(name, module)}
+                       "category": category(name, module)}
                       for (name, module), n in ranked[:top]],
     }
-
-
-def category_of(name: str, module: str) -> str:
-    return category(Symbol(0, name, module))
 
 
 def format_table(s: dict, mips: float) -> str:

@@ -4,8 +4,6 @@ import json
 from pathlib import Path
 
 from retrolink.profile import report, symbols
-from retrolink.profile.report import ProfileError  # noqa: F401 (for callers)
-from retrolink.profile.symbols import SymbolError  # noqa: F401
 
 KSYM = "KSYM "
 

@@ -4,6 +4,8 @@ import sys
 
 from retrolink.model.machine import Machine
 from retrolink.profile import run as profile_run
+from retrolink.profile.report import ProfileError
+from retrolink.profile.symbols import SymbolError
 from retrolink.progress import StepFailed, say
 from retrolink.run import timeline
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
@@ -91,7 +93,7 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
             try:
                 text = profile_run.node_report(result.run_dir, n, symbol_lines[n], insn_per,
                                                machine.cluster.node_cpu_mips(n))
-            except (profile_run.ProfileError, profile_run.SymbolError) as e:
+            except (ProfileError, SymbolError) as e:
                 raise StepFailed(f"node {n}'s instruction profile: {e}") from None
             print(f"\ninstruction profile of node {n} (nodeN-insns.json in the run "
                   f"directory)\n{text}")
