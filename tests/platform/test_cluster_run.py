@@ -91,6 +91,13 @@ def test_node_out_of_range_is_a_clear_error():
     assert "Traceback" not in r.stderr
 
 
+def test_profiling_a_node_that_runs_no_command_is_a_clear_error():
+    r = run_retrolink("run", "plain", "--node", "1", "--insn-profile", "0", "--", "true")
+    assert r.returncode == 2
+    assert "--insn-profile 0: node 0 runs no command (--node chose 1)" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 @pytest.mark.parametrize("setting,cmdline,spectre_v2", [
     ("auto", False, "Mitigation: Retpolines"),
     ("off", True, "Vulnerable"),

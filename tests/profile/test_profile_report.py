@@ -5,7 +5,7 @@ import pytest
 
 from retrolink.profile import report, symbols
 from retrolink.profile.categories import category
-from retrolink.profile.run import split_lines, wrap_script
+from retrolink.profile.run import SYMBOLS_FOLLOW, split_lines, wrap_script
 
 SLIDE = 0x2a00000
 KALLSYMS = [f"{a + SLIDE:x} {t} {name}" for a, t, name in [
@@ -111,5 +111,8 @@ def test_symbols_without_text_are_named():
 def test_the_script_keeps_the_commands_status_and_its_lines():
     script = wrap_script("false")
     assert script.startswith("(\nfalse\n)\nrl_status=$?\n") and script.endswith("exit $rl_status")
-    out, syms = split_lines(["a", "KSYM ffffffff81000000 T _text", "b"])
-    assert out == ["a", "b"] and syms == ["ffffffff81000000 T _text"]
+    # the command's own lines, even one like the marker, stay its output
+    out, syms = split_lines(["a", SYMBOLS_FOLLOW, "b", SYMBOLS_FOLLOW,
+                             "ffffffff81000000 T _text"])
+    assert out == ["a", SYMBOLS_FOLLOW, "b"] and syms == ["ffffffff81000000 T _text"]
+    assert split_lines(["a", "b"]) == (["a", "b"], [])

@@ -63,6 +63,6 @@ def load(guest_lines: list[str]) -> Symbols:
 
 
 def dump_script() -> str:
-    """Shell lines that print, prefixed KSYM, the kallsyms lines load() needs: every text
-    symbol of the kernel and its modules (a few MB through the result port, once)."""
-    return "awk '$2 ~ /^[tTwW]$/ { print \"KSYM \" $0 }' /proc/kallsyms"
+    """A shell line that prints the kallsyms lines load() needs: every text symbol of the
+    kernel and its modules (a few MB through the result port, once)."""
+    return "awk '$2 ~ /^[tTwW]$/' /proc/kallsyms"

@@ -76,6 +76,10 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
             if not 0 <= n < machine.cluster.nodes:
                 raise StepFailed(f"{opt} {n}: this machine has nodes "
                                  f"0..{machine.cluster.nodes - 1}")
+    for n in sorted(set(insn_profile) - set(chosen)):
+        raise StepFailed(f"--insn-profile {n}: node {n} runs no command (--node chose "
+                         f"{', '.join(map(str, chosen))}); profile a node that runs it, "
+                         f"or add --node {n}")
     commands = {n: profile_run.wrap_script(script) if n in insn_profile else script
                 for n in chosen}
     result = run_cluster(machine, art, commands,
