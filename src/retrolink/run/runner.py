@@ -7,31 +7,45 @@ from retrolink.profile import run as profile_run
 from retrolink.profile.report import ProfileError
 from retrolink.profile.symbols import SymbolError
 from retrolink.progress import StepFailed, say
-from retrolink.run import timeline
+from retrolink.run import gdb, timeline
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
 from retrolink.run.node_command import Artifacts
 
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
                 timeout_s=None, trace=False, announce=False, qemu_trace=None,
-                node_env=None, insn_profile=frozenset()) -> RunResult:
+                node_env=None, insn_profile=frozenset(), gdb_node=None) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
-    since they carry the interconnect), wait, stop everything, return the results."""
+    since they carry the interconnect), wait, stop everything, return the results.
+    gdb_node: that node's QEMU gets a gdbstub, and its command first prints where its
+    kernel and modules are, for the gdb script (docs/debugging.md)."""
     run_dir = new_run_dir(run_name)
     c = machine.cluster
     if announce:
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
     cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace,
-                      node_env=node_env, insn_profile=frozenset(insn_profile))
+                      node_env=node_env, insn_profile=frozenset(insn_profile),
+                      gdb_node=gdb_node)
+    scripts = {n: commands.get(n, "true") for n in range(c.nodes)}
+    if gdb_node is not None:
+        scripts[gdb_node] = f"{gdb.dump_script(gdb.our_modules())}\n{scripts[gdb_node]}"
     try:
-        cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
+        cluster.start(scripts)
+        if gdb_node is not None:
+            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, None, art.kernel, say)
+            cluster.on_lines = gdb.DumpReader(run_dir, gdb_node, cluster.gdb_socket,
+                                              art.kernel, say)
         if announce and cluster.restored_from:
             say(f"starting from the snapshot {cluster.restored_from.name} (--cold: boot "
                 "from the kernel)")
         elif announce and cluster.maker:
             say("a cold boot, saving a snapshot at the boot barrier for the next runs")
         boot_s, run_s = machine.wall_caps(timeout_s)
-        return cluster.wait(run_s, boot_s)
+        result = cluster.wait(run_s, boot_s)
+        if gdb_node is not None:
+            r = result.nodes[gdb_node]
+            r.lines = gdb.split_dump(r.lines)
+        return result
     finally:
         cluster.stop()
         if trace and announce:      # `retrolink run --trace` (a benchmark's trace: none)
@@ -66,11 +80,13 @@ def guest_script(words: list[str]) -> str:
 
 
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
-                trace=False, qemu_trace=None, insn_profile=(), insn_per=1) -> RunResult:
+                trace=False, qemu_trace=None, insn_profile=(), insn_per=1,
+                gdb_node=None) -> RunResult:
     """`retrolink run`: script on the chosen nodes (all by default), output printed; with
     insn_profile, each of those nodes' instruction profile after it (per insn_per units
-    of work)."""
+    of work); with gdb_node, that node's QEMU gets a gdbstub (docs/debugging.md)."""
     chosen = sorted(set(nodes)) if nodes else list(range(machine.cluster.nodes))
+    gdb.check_node(gdb_node, machine.cluster.nodes)
     for opt, ns in (("--node", chosen), ("--insn-profile", insn_profile)):
         for n in ns:
             if not 0 <= n < machine.cluster.nodes:
@@ -80,7 +96,8 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
                 for n in chosen}
     result = run_cluster(machine, art, commands,
                          machine.cluster.name or "cluster", timeout_s, trace, announce=True,
-                         qemu_trace=qemu_trace, insn_profile=insn_profile)
+                         qemu_trace=qemu_trace, insn_profile=insn_profile,
+                         gdb_node=gdb_node)
     symbol_lines = {}
     for r in result.nodes:
         if r.node in insn_profile:
