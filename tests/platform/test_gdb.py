@@ -1,6 +1,7 @@
 """`--gdb N` (docs/debugging.md): gdb attaches to a node through the script retrolink
 writes, reads our module's symbols and memory, and detaches; a node held at a
 breakpoint holds the cluster, which then resumes and prints what it prints without gdb."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -40,30 +41,59 @@ def wait_for_script(runs, timeout=300):
     raise AssertionError(f"no gdb script with symbols in {runs} within {timeout} s")
 
 
-def test_gdb_attaches_reads_our_symbols_and_detaches(tmp_path):
+@contextlib.contextmanager
+def up_with_gdb(tmp_path):
+    """`retrolink up sx-pair --gdb 1`: yields its latest-up folder and node 1's gdb script
+    once written; then ends it, and requires that it said how to attach."""
     runs = tmp_path / "runs"
     proc = subprocess.Popen([str(REPO / "retrolink"), "up", "sx-pair", "--gdb", "1"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True,
                             env=dict(os.environ, **session_env, RETROLINK_RUNS=str(runs)))
     try:
-        latest = runs / "latest-up"
         script = wait_for_script(runs)
-        out = gdb_batch(script, "print sx_driver.name", "info address sx_ioctl",
-                        "print/x $pc", "detach")
-        assert "$1 = " in out and '"sx"' in out, out         # a global read from the guest
-        assert "Inferior 1 (process 1) detached" in out, out
-        addr = out.split('Symbol "sx_ioctl" is a function at address ')[1].split(".")[0]
-        # the address gdb has from our sx.ko matches the guest's own /proc/kallsyms
-        listed = shell_run(latest / "node1-shell.sock", "grep -w sx_ioctl /proc/kallsyms", "@@kallsyms")
-        assert f"{int(addr, 16):016x} t sx_ioctl\t[sx]" in listed, (addr, listed)
-        # and the node runs on after the detach
-        assert "node1" in shell_run(latest / "node1-shell.sock", "hostname", "@@host")
+        yield runs / "latest-up", script
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
     assert "node1: attach gdb with: gdb -x " in out, out
     assert proc.returncode == 0, out
+
+
+def address(gdb_out: str, symbol: str) -> str:
+    """The address `info address SYMBOL` gave, as /proc/kallsyms writes it."""
+    addr = gdb_out.split(f'Symbol "{symbol}" is a function at address ')[1].split(".")[0]
+    return f"{int(addr, 16):016x}"
+
+
+def test_gdb_attaches_reads_our_symbols_and_detaches(tmp_path):
+    with up_with_gdb(tmp_path) as (latest, script):
+        out = gdb_batch(script, "print sx_driver.name", "info address sx_ioctl",
+                        "print/x $pc", "detach")
+        assert "$1 = " in out and '"sx"' in out, out         # a global read from the guest
+        assert "Inferior 1 (process 1) detached" in out, out
+        # the address gdb has from our sx.ko matches the guest's own /proc/kallsyms
+        listed = shell_run(latest / "node1-shell.sock", "grep -w sx_ioctl /proc/kallsyms",
+                           "@@kallsyms")
+        assert f"{address(out, 'sx_ioctl')} t sx_ioctl\t[sx]" in listed, (out, listed)
+        # and the node runs on after the detach
+        assert "node1" in shell_run(latest / "node1-shell.sock", "hostname", "@@host")
+
+
+def test_gdb_has_the_guest_kernels_symbols_once_fetched(tmp_path, artifacts):
+    from retrolink.run import gdb
+    abi = gdb.kernel_abi(artifacts.kernel)
+    if not gdb.debug_vmlinux(abi).is_file():
+        pytest.skip("the guest kernel's symbols are fetched only on request: "
+                    "./retrolink debug-symbols (0.9 GB)")
+    with up_with_gdb(tmp_path) as (latest, script):
+        out = gdb_batch(script, "info address __x64_sys_ioctl",
+                        "print init_uts_ns.name.release", "detach")
+        assert f'"{abi}"' in out, out              # the kernel's own data, by its type
+        listed = shell_run(latest / "node1-shell.sock",
+                           "grep -w __x64_sys_ioctl /proc/kallsyms", "@@kallsyms")
+        # vmlinux's symbols shifted by the boot's KASLR offset
+        assert f"{address(out, '__x64_sys_ioctl')} T __x64_sys_ioctl" in listed, (out, listed)
 
 
 def test_an_out_of_range_gdb_node_is_refused_before_anything_boots():
@@ -123,3 +153,16 @@ def test_the_script_places_the_kernel_and_modules_where_the_guest_says(tmp_path)
     text, notes = gdb.script_text(tmp_path / "n.sock", layout, {"sx": ko}, tmp_path / "none")
     assert "symbol-file -o" not in text and "retrolink debug-symbols" in notes[0]
     assert gdb.split_dump(["@@gdb kernel 1", "@@gdb-end", "@@gdb output"]) == ["@@gdb output"]
+
+
+def test_a_gdbstub_does_not_change_the_snapshot_key(tmp_path):
+    """A node with --gdb starts from the snapshot a run without it made (docs/snapshots.md)."""
+    from retrolink.run import gdb, snapshot
+    qemu = tmp_path / "qemu-system-x86_64"
+    qemu.write_bytes(b"qemu")
+    argv = [str(qemu), "-icount", "shift=3,sleep=off"]
+    with_gdb = argv + gdb.qemu_args(tmp_path / gdb.socket_name(1))
+    assert snapshot.snapshot_key([qemu], [argv, argv], "nodes 2\n", [tmp_path], []) == \
+        snapshot.snapshot_key([qemu], [argv, with_gdb], "nodes 2\n", [tmp_path], [])
+    assert snapshot.snapshot_key([qemu], [argv, argv], "nodes 2\n", [tmp_path], []) != \
+        snapshot.snapshot_key([qemu], [argv, argv + ["-S"]], "nodes 2\n", [tmp_path], [])
