@@ -104,7 +104,7 @@ def test_an_out_of_range_gdb_node_is_refused_before_anything_boots():
 
 
 def test_a_breakpoint_holds_the_cluster_which_resumes_with_the_same_output(tmp_path):
-    plain = run_retrolink("run", "sx-pair", "--gdb", "1", "--", PINGPONG, timeout=600)
+    plain = run_retrolink("run", "sx-pair", "--", PINGPONG, timeout=600)
     assert plain.returncode == 0, plain.stderr
     run = BackgroundRun(tmp_path, "sx-pair", "--gdb", "1", "--", PINGPONG)
     try:
@@ -153,6 +153,19 @@ def test_the_script_places_the_kernel_and_modules_where_the_guest_says(tmp_path)
     text, notes = gdb.script_text(tmp_path / "n.sock", layout, {"sx": ko}, tmp_path / "none")
     assert "symbol-file -o" not in text and "retrolink debug-symbols" in notes[0]
     assert gdb.split_dump(["@@gdb kernel 1", "@@gdb-end", "@@gdb output"]) == ["@@gdb output"]
+    # --cold: the script is written when the node's command has printed the dump
+    said = []
+    reader = gdb.DumpReader(tmp_path, 1, tmp_path / "n.sock", tmp_path / "vmlinuz-6.1.0-1-amd64",
+                            said.append)
+    reader(0, ["@@gdb-end"])
+    reader(1, dump[:3])
+    assert not said and not (tmp_path / "node1.gdb").exists()
+    reader(1, ["@@gdb-end", "output"])
+    assert said == [f"node1: attach gdb with: gdb -x {tmp_path / 'node1.gdb'}",
+                    "  (no guest kernel symbols: ./retrolink debug-symbols fetches Debian's "
+                    "linux-image-<abi>-dbg (about 0.9 GB) once into the cache)"]
+    assert f"add-symbol-file {ko} 0xffffffffc040d000 -s .data 0xffffffffc0411040" in \
+        (tmp_path / "node1.gdb").read_text()
 
 
 def test_a_gdbstub_does_not_change_the_snapshot_key(tmp_path):
