@@ -14,10 +14,11 @@ from helpers import REPO, run_retrolink, session_env, shell_run
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 
-# node 1 echoes node 0's messages: every round trip passes its sx_ioctl, for some 10 s of
-# wall time; the latencies are virtual time, the same in every run
+# node 1 echoes node 0's messages: every round trip passes its sx_ioctl (run writes the
+# gdb script before the nodes start, so gdb is in before the first); the latencies are
+# virtual time, the same in every run
 PINGPONG = ("case $RETROLINK_NODE in 0) sx_bench pingpong --peer 1 --sizes 16,1024 "
-            "--iters 4000;; 1) sx_bench echo;; esac")
+            "--iters 1000;; 1) sx_bench echo;; esac")
 
 
 def gdb_batch(script, *commands, timeout=120) -> str:
@@ -109,14 +110,16 @@ def test_a_breakpoint_holds_the_cluster_which_resumes_with_the_same_output(tmp_p
     run = BackgroundRun(tmp_path, "sx-pair", "--gdb", "1", "--", PINGPONG)
     try:
         script = wait_for_script(run.runs)
-        # held at the breakpoint for longer than the fabric's stall report (5 s)
+        # held at the breakpoint for longer than the fabric's stall report (5 s), then
+        # 50 single steps (the script's Qqemu.sstep: interrupts taken as they come)
         out = gdb_batch(script, "break sx_ioctl", "continue",
-                        "print $pc == sx_ioctl", "shell sleep 8", "delete", "detach")
+                        "print $pc == sx_ioctl", "shell sleep 8", "delete", "stepi 50",
+                        "print $pc != sx_ioctl", "detach")
         r = run.finish(timeout=600)
     finally:
         run.kill()
     assert "Breakpoint 1, " in out and "sx_ioctl" in out, out
-    assert "$1 = 1" in out, out
+    assert "$1 = 1" in out and "$2 = 1" in out, out
     assert "Inferior 1 (process 1) detached" in out, out
     assert r.returncode == 0, r.stderr
     assert "node1 is stopped in gdb" in r.stderr, r.stderr
