@@ -25,8 +25,10 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     from retrolink.build.pipeline import build_all
     from retrolink.model.machine import MachineError, load_machine, parse_overrides
+    from retrolink.run import gdb
     from retrolink.run.runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
+    gdb.check_node(args.gdb, machine.cluster.nodes)
     if args.qemu_trace is not None and not re.fullmatch(r"[A-Za-z0-9_*?]+", args.qemu_trace):
         # it becomes -trace enable=PATTERN,file=...: a comma would add QEMU options
         raise MachineError(f"--qemu-trace {args.qemu_trace!r}: a trace event name or "
@@ -42,16 +44,25 @@ def cmd_run(args) -> int:
     script = guest_script(args.command)
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
                          trace=args.trace, qemu_trace=args.qemu_trace,
-                         insn_profile=args.insn_profile or (), insn_per=args.insn_per)
+                         insn_profile=args.insn_profile or (), insn_per=args.insn_per,
+                         gdb_node=args.gdb)
     return 0 if result.ok else 1
 
 
 def cmd_up(args) -> int:
     from retrolink.build.pipeline import build_all
     from retrolink.model.machine import load_machine, parse_overrides
+    from retrolink.run import gdb
     from retrolink.run.interactive import up
     machine = load_machine(args.machine, parse_overrides(args.set))
-    return up(machine, build_all())
+    gdb.check_node(args.gdb, machine.cluster.nodes)
+    return up(machine, build_all(), gdb_node=args.gdb)
+
+
+def cmd_debug_symbols(args) -> int:
+    from retrolink.build.debug_symbols import fetch_kernel_debug_symbols
+    say(f"guest kernel symbols: {fetch_kernel_debug_symbols()}")
+    return 0
 
 
 def cmd_shell(args) -> int:
@@ -125,6 +136,8 @@ def cmd_demo(args) -> int:
 
 
 COLD_HELP = "boot every node from its kernel: neither use nor make a snapshot (docs/snapshots.md)"
+GDB_HELP = ("give node NODE's QEMU a gdbstub and write a gdb script that attaches to it with "
+            "our modules' symbols (docs/debugging.md)")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -156,6 +169,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="report the profile's instructions per K units of work (e.g. the "
                         "round trips the windows held)")
     s.add_argument("--cold", action="store_true", help=COLD_HELP)
+    s.add_argument("--gdb", metavar="NODE", type=int, help=GDB_HELP)
     s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)
 
@@ -163,7 +177,12 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("machine")
     s.add_argument("--set", action="append", metavar="NAME=VALUE")
     s.add_argument("--cold", action="store_true", help=COLD_HELP)
+    s.add_argument("--gdb", metavar="NODE", type=int, help=GDB_HELP)
     s.set_defaults(func=cmd_up)
+
+    s = sub.add_parser("debug-symbols", help="fetch the guest kernel's symbols (Debian's "
+                       "linux-image-<abi>-dbg, about 0.9 GB) into the cache, for --gdb")
+    s.set_defaults(func=cmd_debug_symbols)
 
     s = sub.add_parser("shell", help="a shell on a node of the running cluster")
     s.add_argument("node", type=int)

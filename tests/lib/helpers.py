@@ -3,7 +3,9 @@ import json
 import math
 import os
 import re
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 from retrolink import paths
@@ -19,6 +21,25 @@ def run_retrolink(*args, timeout=600, env=None):
     full_env = dict(os.environ, **session_env, **(env or {}))
     return subprocess.run([str(REPO / "retrolink"), *args], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def shell_run(sock_path, command, marker, timeout=30):
+    """command's output from the shell on a node's shell port (retrolink up), up to the
+    line marker-STATUS that follows it."""
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(str(sock_path))
+    s.settimeout(0.5)
+    s.sendall(f"{command}; echo {marker}-$?\n".encode())
+    buf, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            buf += s.recv(4096)
+        except TimeoutError:
+            pass
+        text = buf.decode(errors="replace").replace("\r", "")
+        if f"\n{marker}-" in text:
+            return text
+    raise AssertionError(f"no answer from the node: {buf!r}")
 
 
 def quick_bench(which: str, tmp_path, timeout: int, name: str = "") -> tuple[str, dict]:

@@ -1,31 +1,13 @@
 """`retrolink up` keeps a cluster running; push copies a file in; SIGTERM stops it all."""
 import os
 import signal
-import socket
 import subprocess
 import time
 
 import pytest
-from helpers import REPO, run_retrolink, session_env
+from helpers import REPO, run_retrolink, session_env, shell_run
 
 from retrolink import paths
-
-
-def shell_run(sock_path, command, marker, timeout=30):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(str(sock_path))
-    s.settimeout(0.5)
-    s.sendall(f"{command}; echo {marker}-$?\n".encode())
-    buf, deadline = b"", time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            buf += s.recv(4096)
-        except TimeoutError:
-            pass
-        text = buf.decode(errors="replace").replace("\r", "")
-        if f"\n{marker}-" in text:
-            return text
-    raise AssertionError(f"no answer from the node: {buf!r}")
 
 
 def test_up_push_shell_and_stop(artifacts, tmp_path):

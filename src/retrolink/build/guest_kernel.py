@@ -42,6 +42,19 @@ def resolve_abi(log: Path) -> str:
     return abi
 
 
+def download_deb(pkg: str, log: Path) -> Path:
+    """Debian's package pkg, downloaded (not installed) into the cache; its path."""
+    dl = paths.cache_dir() / "guest" / "downloads"
+    dl.mkdir(parents=True, exist_ok=True)
+    for old in dl.glob(f"{pkg}_*.deb"):
+        old.unlink()
+    run_logged(["apt-get", "download", pkg], log, cwd=dl)
+    debs = list(dl.glob(f"{pkg}_*.deb"))
+    if len(debs) != 1:
+        raise StepFailed(f"apt-get download {pkg} gave {debs}")
+    return debs[0]
+
+
 def ensure_kernel(log: Path) -> GuestKernel:
     abi = resolve_abi(log)
     headers_pkg = f"linux-headers-{abi}"
@@ -53,19 +66,12 @@ def ensure_kernel(log: Path) -> GuestKernel:
     vmlinuz = root / "boot" / f"vmlinuz-{abi}"
     if not vmlinuz.exists():
         pkg = f"linux-image-{abi}"
-        dl = paths.cache_dir() / "guest" / "downloads"
-        dl.mkdir(parents=True, exist_ok=True)
         with step(f"downloading the guest kernel {pkg}"):
-            for old in dl.glob(f"{pkg}_*.deb"):
-                old.unlink()
-            run_logged(["apt-get", "download", pkg], log, cwd=dl)
-            debs = list(dl.glob(f"{pkg}_*.deb"))
-            if len(debs) != 1:
-                raise StepFailed(f"apt-get download {pkg} gave {debs}")
+            deb = download_deb(pkg, log)
             tmp = root.with_name(root.name + ".tmp")
             run_logged(["rm", "-rf", tmp], log)
-            run_logged(["dpkg-deb", "-x", debs[0], tmp], log)
-            version = subprocess.run(["dpkg-deb", "-f", debs[0], "Version"], capture_output=True,
+            run_logged(["dpkg-deb", "-x", deb, tmp], log)
+            version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], capture_output=True,
                                      text=True, check=True).stdout.strip()
             (tmp / "PACKAGE_VERSION").write_text(version + "\n")
             tmp.rename(root)

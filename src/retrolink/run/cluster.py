@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrolink import lockstep, paths
-from retrolink.run import snapshot
+from retrolink.run import gdb, snapshot
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.dir_watch import DirWatch
@@ -129,14 +129,19 @@ class Cluster:
 
     def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False,
                  qemu_trace: str | None = None, node_env: dict | None = None,
-                 insn_profile: frozenset = frozenset()):
+                 insn_profile: frozenset = frozenset(), gdb_node: int | None = None):
         """node_env: variables added to each QEMU's environment (bench fabric's
-        RETROLINK_LOCKSTEP=socket)."""
+        RETROLINK_LOCKSTEP=socket). gdb_node: the node whose QEMU gets a gdbstub
+        (docs/debugging.md)."""
         self.machine, self.art, self.dir = machine, art, run_dir
         self.node_env = node_env or {}
         self.trace = trace
         self.qemu_trace = qemu_trace
         self.insn_profile = insn_profile    # nodes whose instructions are profiled
+        self.gdb_node = gdb_node
+        self.gdb_socket: Path | None = None
+        # called with (node, its new output lines) as they are read (run --gdb's dump)
+        self.on_lines = None
         self.fabric: subprocess.Popen | None = None
         self.nodes: list[subprocess.Popen] = []
         self.files: list[NodeFiles] = []
@@ -206,6 +211,9 @@ class Cluster:
             self.outputs.append(NodeOutput(files.output, files.end_marker))
             argvs.append(node_argv(self.machine, n, self.art, files,
                                    self.socket if self.machine.uses_fabric else None))
+            if n == self.gdb_node:
+                self.gdb_socket = self._socket_path(gdb.socket_name(n))
+                argvs[-1] += gdb.qemu_args(self.gdb_socket)
         conf = self._fabric_conf() if self.machine.uses_fabric else ""
         conf, argvs = self._snapshot_plan(conf, argvs)
         if self.machine.uses_fabric:
@@ -269,7 +277,8 @@ class Cluster:
         marks: dict = {}
         mark_slots: dict = {}
         fabric_died_at = cut_off_at = None
-        stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s)
+        stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s,
+                            self.gdb_node, self.gdb_socket)
         ended_by = "timeout"
         with DirWatch(self.dir, MARK_POLL_S) as written:
             while any(p.poll() is None for p in self.nodes):
@@ -385,7 +394,10 @@ class Cluster:
         'MARK <name>' line first appears, and every node's lock-step slot then
         (benchmarks of the emulator itself use them)."""
         for n, out in enumerate(self.outputs):
-            for line in out.poll(final):
+            new = out.poll(final)
+            if new and self.on_lines:
+                self.on_lines(n, new)
+            for line in new:
                 key = (n, line[5:].strip()) if line.startswith("MARK ") else None
                 if key and key not in marks:
                     marks[key] = time.monotonic() - start
@@ -446,10 +458,15 @@ class _VirtualCap:
 
 class _StallWatch:
     """Watches the fabric's status file: says once that the cluster waits for a node,
-    and tells the run to end when the lock-step has not moved for stall_timeout_s."""
+    and tells the run to end when the lock-step has not moved for stall_timeout_s. A
+    wait for the node under gdb while a debugger is attached to it is no stall: the
+    cluster's virtual time stands still until gdb lets the node run."""
 
-    def __init__(self, status_path: Path, timeout_s: float):
+    def __init__(self, status_path: Path, timeout_s: float, gdb_node: int | None = None,
+                 gdb_socket: Path | None = None):
         self.path, self.timeout_s = status_path, timeout_s
+        self.gdb_node, self.gdb_socket = gdb_node, gdb_socket
+        self.in_gdb_said = False
         self.since: float | None = None
         self.waiting_for: list[dict] = []
         self.disconnected: list[dict] = []
@@ -470,6 +487,14 @@ class _StallWatch:
             self.announced = False
         if self.since is None:
             return False
+        if self._in_gdb():
+            if not self.in_gdb_said:
+                say(f"node{self.gdb_node} is stopped in gdb: the cluster waits for it, its "
+                    "virtual time standing still, until gdb continues or detaches")
+                self.in_gdb_said = True
+            self.since = now        # a stall counts from when gdb lets the node go
+            return False
+        self.in_gdb_said = False
         if not self.announced and now - self.since >= STALL_NOTICE_S:
             names = ", ".join(f"node{w['node']}" for w in self.waiting_for)
             say(f"the cluster is waiting for {names}: its clock has not advanced for "
@@ -477,3 +502,8 @@ class _StallWatch:
                 f"{self.timeout_s:.0f} s")
             self.announced = True
         return now - self.since >= self.timeout_s
+
+    def _in_gdb(self) -> bool:
+        return (self.gdb_socket is not None
+                and any(w["node"] == self.gdb_node for w in self.waiting_for)
+                and gdb.attached(self.gdb_socket))

@@ -18,24 +18,28 @@ from pathlib import Path
 from retrolink import paths
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
+from retrolink.run import gdb
 from retrolink.run.cluster import Cluster, new_run_dir
 from retrolink.run.node_command import Artifacts
 
 LATEST = "latest-up"
 
 
-def up(machine: Machine, art: Artifacts) -> int:
+def up(machine: Machine, art: Artifacts, gdb_node: int | None = None) -> int:
     run_dir = new_run_dir((machine.cluster.name or "cluster") + "-up")
     latest = paths.runs_dir() / LATEST
     latest.unlink(missing_ok=True)
     latest.symlink_to(run_dir)
-    cluster = Cluster(machine, art, run_dir)
+    cluster = Cluster(machine, art, run_dir, gdb_node=gdb_node)
     cluster.start(commands=None, interactive=True)
     say(f"{machine.cluster.nodes} node(s) booting; logs in {run_dir}")
     for n in range(machine.cluster.nodes):
         say(f"  node{n}: ./retrolink shell {n}    (console: {run_dir}/node{n}-console.log)")
     say("Ctrl-C stops the cluster")
     try:
+        if gdb_node is not None:
+            layout = guest_layout(gdb_node, str(run_dir))
+            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, layout, art.kernel, say)
         while all(p.poll() is None for p in cluster.nodes):
             time.sleep(0.5)
         dead = [n for n, p in enumerate(cluster.nodes) if p.poll() is not None]
@@ -46,6 +50,26 @@ def up(machine: Machine, art: Artifacts) -> int:
         cluster.stop()
         latest.unlink(missing_ok=True)
     return 0
+
+
+def guest_layout(node: int, run_dir: str | None, boot_timeout_s: float = 300) -> gdb.GuestLayout:
+    """Where node's kernel and our modules are, read through its shell port once it is up."""
+    deadline = time.monotonic() + boot_timeout_s
+    while not (Path(run_dir) / f"node{node}-shell.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)     # QEMU is starting
+    s = _connect(node, run_dir)
+    try:
+        _wait_for_shell(s, node, deadline)
+        s.sendall(f"stty -echo; {gdb.dump_script(gdb.our_modules())}; stty echo\n".encode())
+        m = _read_until(s, re.compile(f"^{gdb.END}\\s*$", re.M), deadline)
+    finally:
+        s.close()
+    if not m:
+        raise StepFailed(f"node{node} did not say where its kernel and modules are")
+    layout = gdb.GuestLayout()
+    for line in m.string.splitlines():
+        layout.add(line)
+    return layout
 
 
 def _socket_for(node: int, run_dir: str | None) -> Path:

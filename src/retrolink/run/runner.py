@@ -7,35 +7,78 @@ from retrolink.profile import run as profile_run
 from retrolink.profile.report import ProfileError
 from retrolink.profile.symbols import SymbolError
 from retrolink.progress import StepFailed, say
-from retrolink.run import timeline
+from retrolink.run import gdb, snapshot, timeline
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
 from retrolink.run.node_command import Artifacts
 
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
                 timeout_s=None, trace=False, announce=False, qemu_trace=None,
-                node_env=None, insn_profile=frozenset()) -> RunResult:
+                node_env=None, insn_profile=frozenset(), gdb_node=None,
+                run_dir=None) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
-    since they carry the interconnect), wait, stop everything, return the results."""
-    run_dir = new_run_dir(run_name)
+    since they carry the interconnect), wait, stop everything, return the results.
+    gdb_node: that node's QEMU gets a gdbstub and a gdb script with the symbols of its
+    kernel and modules where a short run from the same snapshot found them; with --cold,
+    where its command, which first prints them, says (docs/debugging.md). run_dir: the
+    run's folder (default: a new one in the runs folder)."""
+    if run_dir is None:
+        run_dir = new_run_dir(run_name)
+    layout = None
+    if gdb_node is not None and not snapshot.cold():
+        layout = gdb_layout(machine, art, gdb_node, run_dir / "gdb-symbols")
     c = machine.cluster
     if announce:
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
     cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace,
-                      node_env=node_env, insn_profile=frozenset(insn_profile))
+                      node_env=node_env, insn_profile=frozenset(insn_profile),
+                      gdb_node=gdb_node)
+    scripts = {n: commands.get(n, "true") for n in range(c.nodes)}
+    if gdb_node is not None and layout is None:
+        scripts[gdb_node] = f"{gdb.dump_script(gdb.our_modules())}\n{scripts[gdb_node]}"
     try:
-        cluster.start({n: commands.get(n, "true") for n in range(c.nodes)})
+        cluster.start(scripts)
+        if gdb_node is not None:
+            if layout is not None and cluster.restored_from is None:
+                say(f"node{gdb_node} does not start from the snapshot its symbols were "
+                    "read from: their addresses may be wrong")
+            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, layout, art.kernel, say)
+            if layout is None:
+                cluster.on_lines = gdb.DumpReader(run_dir, gdb_node, cluster.gdb_socket,
+                                                  art.kernel, say)
         if announce and cluster.restored_from:
             say(f"starting from the snapshot {cluster.restored_from.name} (--cold: boot "
                 "from the kernel)")
         elif announce and cluster.maker:
             say("a cold boot, saving a snapshot at the boot barrier for the next runs")
         boot_s, run_s = machine.wall_caps(timeout_s)
-        return cluster.wait(run_s, boot_s)
+        result = cluster.wait(run_s, boot_s)
+        if gdb_node is not None and layout is None:
+            r = result.nodes[gdb_node]
+            r.lines = gdb.split_dump(r.lines)
+        return result
     finally:
         cluster.stop()
         if trace and announce:      # `retrolink run --trace` (a benchmark's trace: none)
             write_timeline(run_dir)
+
+
+def gdb_layout(machine: Machine, art: Artifacts, node: int, run_dir) -> gdb.GuestLayout:
+    """Where node's kernel and our modules are in the snapshot a run starts from: a short
+    run from it (making it, if there is none yet) prints them; its logs go to run_dir.
+    The run with gdb then starts from the same memory, and its node's command runs as
+    without --gdb."""
+    say(f"reading where node{node}'s kernel and modules are (a short run from the snapshot)")
+    run_dir.mkdir()
+    result = run_cluster(machine, art, {node: gdb.dump_script(gdb.our_modules())}, "",
+                         run_dir=run_dir)
+    if not result.ok:
+        raise StepFailed(f"node{node} did not say where its kernel and modules are: "
+                         + "; ".join(result.problems))
+    layout = gdb.GuestLayout()
+    for line in result.nodes[node].lines:
+        layout.add(line)
+    return layout
 
 
 def write_timeline(run_dir) -> None:
@@ -66,11 +109,13 @@ def guest_script(words: list[str]) -> str:
 
 
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
-                trace=False, qemu_trace=None, insn_profile=(), insn_per=1) -> RunResult:
+                trace=False, qemu_trace=None, insn_profile=(), insn_per=1,
+                gdb_node=None) -> RunResult:
     """`retrolink run`: script on the chosen nodes (all by default), output printed; with
     insn_profile, each of those nodes' instruction profile after it (per insn_per units
-    of work)."""
+    of work); with gdb_node, that node's QEMU gets a gdbstub (docs/debugging.md)."""
     chosen = sorted(set(nodes)) if nodes else list(range(machine.cluster.nodes))
+    gdb.check_node(gdb_node, machine.cluster.nodes)
     for opt, ns in (("--node", chosen), ("--insn-profile", insn_profile)):
         for n in ns:
             if not 0 <= n < machine.cluster.nodes:
@@ -84,7 +129,8 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
                 for n in chosen}
     result = run_cluster(machine, art, commands,
                          machine.cluster.name or "cluster", timeout_s, trace, announce=True,
-                         qemu_trace=qemu_trace, insn_profile=insn_profile)
+                         qemu_trace=qemu_trace, insn_profile=insn_profile,
+                         gdb_node=gdb_node)
     symbol_lines = {}
     for r in result.nodes:
         if r.node in insn_profile:

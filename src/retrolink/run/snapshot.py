@@ -85,7 +85,8 @@ def _without(argv: list[str], option: str) -> list[str]:
 def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf: str,
                  run_paths: list[Path], end_markers: list[str]) -> str:
     """What shapes a snapshot, as one digest. Left out: the run's own paths (its
-    directory and socket folder), each node's end marker, tracing, and where the
+    directory and socket folder), each node's end marker, tracing, the instruction
+    profile's plugin, a gdbstub (docs/debugging.md), and where the
     binaries are (their contents are in it: the initramfs of another clone of the same
     commit is the same file, in another place)."""
     h = hashlib.blake2b(digest_size=16)
@@ -102,7 +103,8 @@ def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf:
             text = text.replace(m, "<end>")
         return text
     for argv in node_argvs:
-        h.update(plain("\0".join(_without(_without(argv, "-trace"), "-plugin"))).encode() + b"\n")
+        kept = _without(_without(_without(argv, "-trace"), "-plugin"), "-gdb")
+        h.update(plain("\0".join(kept)).encode() + b"\n")
     conf = [l for l in fabric_conf.splitlines() if not l.startswith("trace ")]
     h.update(plain("\n".join(conf)).encode())
     return h.hexdigest()
