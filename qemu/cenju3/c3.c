@@ -168,9 +168,7 @@ static uint64_t c3_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     uint64_t p = RL_TIME_NEVER;
 
     if (guest_ns != RL_TIME_NEVER) {
-        uint64_t go = c3_enabled(s) ? MAX(guest_ns, s->ready_at)
-                                    : guest_ns + s->rl->start_us * 1000;
-        p = go + c3_send_ns(s);
+        p = rl_board_guest_go(s->rl, c3_enabled(s), s->ready_at, guest_ns) + c3_send_ns(s);
     }
     for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
