@@ -45,7 +45,7 @@
  * checked against the constants below; every struct a multiple of 64 bytes, so that
  * each slot has a cache line of its own. */
 #define RL_LS_MAGIC 0x4b53534c
-#define RL_LS_VERSION 3
+#define RL_LS_VERSION 4
 
 struct rl_ls_static {
     uint32_t magic, version;
@@ -93,9 +93,9 @@ struct rl_ls_node {
  * its vCPU has got, for a waiting peer to read. The node writes the budget fields
  * (under seq) each time QEMU sets its vCPU's instruction budget, and QEMU's translated
  * code stores the decrementer at the start of every TB (QEMU patch 0008); frames is
- * stored at every FRAME it writes. ns_mult and lead are written once, before its vCPU
- * runs; ns_mult 0 or lead RL_TIME_NEVER: no live time (a board that sends later of its
- * own accord).
+ * stored at every FRAME it writes, pending whenever the sends its boards have committed
+ * but not yet written change (before the decrementer moves on). ns_mult and lead are
+ * written once, before its vCPU runs; ns_mult 0 or lead RL_TIME_NEVER: no live time.
  */
 struct rl_ls_live {
     uint64_t seq;            /* seqlock over t0, insns, extra */
@@ -103,10 +103,14 @@ struct rl_ls_live {
     uint64_t insns;          /* the budget then, in instructions */
     uint64_t extra;          /* the part of it outside the decrementer */
     uint64_t ns_mult;        /* ns per instruction times 2^32 (QEMU's icount_ns_mult) */
-    uint64_t lead;           /* least time from a guest action to a frame it readies */
     uint64_t frames;         /* FRAMEs written to its socket so far */
+    uint64_t pending;        /* the pending floor: earliest ready time of a frame its
+                                boards committed and have not written yet (never: none) */
     uint16_t decr;           /* the decrementer as the running TB started */
     uint16_t pad[3];
+    /* a line of its own, written once: the first is written all the time */
+    uint64_t lead;           /* least time from a guest action to a frame it commits */
+    uint8_t pad2[56];
 };
 
 struct rl_lockstep {
@@ -129,7 +133,7 @@ _Static_assert(sizeof(((struct rl_ls_fabric *)0)->caused) == 8 * RL_MAX_NETWORKS
 _Static_assert(sizeof(struct rl_ls_static) % 64 == 0, "static: whole cache lines");
 _Static_assert(sizeof(struct rl_ls_fabric) % 64 == 0, "fabric block: whole cache lines");
 _Static_assert(sizeof(struct rl_ls_node) == 64, "a slot: one cache line");
-_Static_assert(sizeof(struct rl_ls_live) == 64, "a live clock: one cache line");
+_Static_assert(sizeof(struct rl_ls_live) == 128, "a live clock: two cache lines");
 #endif
 
 static inline uint64_t rl_ls_sat_add(uint64_t a, uint64_t b)
@@ -292,11 +296,15 @@ enum { RL_LS_OK, RL_LS_UNREAD, RL_LS_NOT_YET, RL_LS_OFF };
  * none: being written, no live clock, or a FRAME it wrote is not in consumed (the
  * FRAMEs of k the fabric had handled, from a reading of its block made before this
  * call). The vCPU has executed at least insns - (decr + extra) instructions since t0,
- * each at least ns_mult / 2^32 ns, and whatever it does from now on readies a frame no
- * sooner than lead after it; every frame it readied before, it wrote, and the fabric
- * has handled them all. The decrementer is read before the count of frames, which is
- * stored before the decrementer moves on (x86 keeps both orders): a count that
- * matches covers every frame of before that decrementer.
+ * each at least ns_mult / 2^32 ns, and whatever it does from now on commits a frame
+ * ready no sooner than lead after it; every frame it committed before is either
+ * written, and the fabric has handled them all, or pending, ready no sooner than the
+ * pending floor. So the promise is the earlier of live + lead and that floor.
+ * Reads in the order decrementer, floor, count; the node stores a floor that goes
+ * down (a send committed) before the decrementer moves on, and one that goes up (a
+ * frame written) after the count: a floor read after a decrementer is at least as
+ * fresh as it, and a count read after a floor as fresh as that (x86 keeps both
+ * orders), so a count that matches covers every frame the floor no longer does.
  */
 static inline uint64_t rl_ls_live_promise(const struct rl_ls_live *lv, uint64_t consumed)
 {
@@ -305,6 +313,7 @@ static inline uint64_t rl_ls_live_promise(const struct rl_ls_live *lv, uint64_t 
     uint64_t extra = rl_ls_load(&lv->extra), mult = rl_ls_load(&lv->ns_mult);
     uint64_t lead = rl_ls_load(&lv->lead);
     uint64_t left = __atomic_load_n(&lv->decr, __ATOMIC_ACQUIRE);
+    uint64_t pending = __atomic_load_n(&lv->pending, __ATOMIC_ACQUIRE);
     uint64_t frames = __atomic_load_n(&lv->frames, __ATOMIC_ACQUIRE);
 
     if (!rl_ls_read_valid(&lv->seq, begun) || !mult || lead >= RL_TIME_NEVER ||
@@ -315,7 +324,7 @@ static inline uint64_t rl_ls_live_promise(const struct rl_ls_live *lv, uint64_t 
     if (ns >= RL_TIME_NEVER) {
         return 0;
     }
-    return rl_ls_sat_add(rl_ls_sat_add(t0, (uint64_t)ns), lead);
+    return rl_ls_min(rl_ls_sat_add(rl_ls_sat_add(t0, (uint64_t)ns), lead), pending);
 }
 
 /* rl_ls_compute_grant's work arrays: nnodes entries each (F: nnets), at least */

@@ -152,26 +152,25 @@ static uint64_t c3_send_ns(C3State *s)
            s->packet_setup_ns;
 }
 
+/* The guest's part of a send (RlPortOps.lead): from its doorbell to the packet. */
+static uint64_t c3_lead(void *opaque)
+{
+    return c3_send_ns(opaque);
+}
+
 /*
- * The earliest time a packet could leave the interface if none arrived (the interface
- * never answers a packet by itself: only the guest does):
+ * The earliest time a packet the interface already has leaves it (RL_TIME_NEVER:
+ * none); its queue of events is all it has, and rl-board publishes this at each change:
  *  - a packet in the packet stage leaves at its event's time;
  *  - one whose DMA ends at its event passes the packet stage after;
  *  - a request being taken needs a DMA of a byte at least and the packet stage;
- *  - requests queued before the interface is on the network are taken at READY;
- *  - the guest, acting at guest_ns, needs one register store (REQ_TAIL) and a whole
- *    request, or, with the interface off, start-us first.
+ *  - requests queued before the interface is on the network are taken at READY.
  */
-static uint64_t c3_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+static uint64_t c3_pending(void *opaque, uint64_t now)
 {
     C3State *s = opaque;
     uint64_t p = RL_TIME_NEVER;
 
-    if (guest_ns != RL_TIME_NEVER) {
-        uint64_t go = c3_enabled(s) ? MAX(guest_ns, s->ready_at)
-                                    : guest_ns + s->rl->start_us * 1000;
-        p = go + c3_send_ns(s);
-    }
     for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         switch (ev->kind) {
@@ -189,7 +188,24 @@ static uint64_t c3_promise(void *opaque, uint64_t now, uint64_t guest_ns)
             break;
         }
     }
-    return MAX(p, now);
+    return p == RL_TIME_NEVER ? p : MAX(p, now);
+}
+
+/*
+ * The earliest time a packet could leave the interface if none arrived (the interface
+ * never answers a packet by itself: only the guest does): one it already has
+ * (c3_pending), or one the guest, acting at guest_ns, sends with one register store
+ * (REQ_TAIL) and a whole request, or, with the interface off, start-us first.
+ */
+static uint64_t c3_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+{
+    C3State *s = opaque;
+    uint64_t p = RL_TIME_NEVER;
+
+    if (guest_ns != RL_TIME_NEVER) {
+        p = rl_board_guest_go(s->rl, c3_enabled(s), s->ready_at, guest_ns) + c3_send_ns(s);
+    }
+    return MAX(MIN(p, c3_pending(s, now)), now);
 }
 
 /* The cluster started: node ids are 0 .. nodes - 1. */
@@ -205,6 +221,8 @@ static const RlPortOps c3_link_ops = {
     .frame = c3_link_frame,
     .link = c3_link_status,
     .promise = c3_promise,
+    .lead = c3_lead,
+    .pending = c3_pending,
 };
 
 /*

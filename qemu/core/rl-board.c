@@ -8,6 +8,7 @@
 #include "qemu/log.h"
 #include "qapi/error.h"
 #include "system/dma.h"
+#include "system/system.h"
 
 #include "hw/retrolink/core/rl-board.h"
 
@@ -17,6 +18,27 @@ void rl_board_init(RlBoard *b, const RlBoardInfo *info, const RlBoardFront *fron
     b->info = info;
     b->front = front;
     b->dev = dev;
+}
+
+/* The board's events changed: its pending sends may have (RlPortOps.pending). */
+static void rl_board_sched_changed(void *opaque)
+{
+    RlBoard *b = opaque;
+
+    rl_port_pending_changed(b->port);
+}
+
+/*
+ * At exit, in the node's QEMU log (stderr), what tests look for: frames sent before
+ * the node's promise or delivered after their arrival time, 0 in any run
+ * (docs/fabric.md, "Live time").
+ */
+static void rl_board_exit_notify(Notifier *n, void *data)
+{
+    RlBoard *b = container_of(n, RlBoard, exit_notifier);
+
+    fprintf(stderr, "%s node %u: causality_violations=%" PRIu64 "\n", b->info->name,
+            b->node, rl_port_causality_violations(b->port));
 }
 
 /*
@@ -60,11 +82,21 @@ bool rl_board_realize(RlBoard *b, Error **errp)
         rl_sched_destroy(&b->sched);
         return false;
     }
+    if (info->port_ops->pending) {
+        rl_sched_set_changed(&b->sched, rl_board_sched_changed, b);
+    }
+    b->exit_notifier.notify = rl_board_exit_notify;
+    qemu_add_exit_notifier(&b->exit_notifier);
     return true;
 }
 
 void rl_board_exit(RlBoard *b)
 {
+    if (b->exit_notifier.notify) {
+        qemu_remove_exit_notifier(&b->exit_notifier);
+        b->exit_notifier.notify = NULL;
+    }
+    rl_sched_set_changed(&b->sched, NULL, NULL);
     rl_port_close(b->port);
     b->port = NULL;
     b->info->unrealize(b->dev);
@@ -74,6 +106,11 @@ void rl_board_exit(RlBoard *b)
 void rl_board_reset(RlBoard *b)
 {
     b->info->reset(b->dev);
+}
+
+uint64_t rl_board_guest_go(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t guest_ns)
+{
+    return enabled ? MAX(guest_ns, ready_at) : guest_ns + b->start_us * 1000;
 }
 
 /* ---- interrupts ------------------------------------------------------------------- */

@@ -84,6 +84,7 @@ struct RlBoard {
 
     RlSched sched;
     RlPort *port;
+    Notifier exit_notifier;     /* says the port's causality violations at exit */
 };
 
 /* Called by the front end; the core calls the board's info at each step. */
@@ -92,6 +93,13 @@ void rl_board_init(RlBoard *b, const RlBoardInfo *info, const RlBoardFront *fron
 bool rl_board_realize(RlBoard *b, Error **errp);
 void rl_board_exit(RlBoard *b);
 void rl_board_reset(RlBoard *b);
+
+/*
+ * The earliest the guest, acting at guest_ns, can start a send on the board: an
+ * enabled board once it is ready (on its network at ready_at), one not yet enabled
+ * after its start. For the boards' promises (RlPortOps.promise).
+ */
+uint64_t rl_board_guest_go(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t guest_ns);
 
 /* Interrupts: set causes (and interrupt if the mask lets one through), clear, mask. */
 void rl_board_raise(RlBoard *b, uint32_t cause);

@@ -110,6 +110,8 @@ struct RlLink {
     bool stopping;           /* the main loop took a shutdown request */
     uint8_t *buf;
     RlLockstep *ls;          /* the lock-step file; NULL: grants come on the socket */
+    bool live;               /* peers follow our live clock (docs/fabric.md, "Live time") */
+    uint64_t pending;        /* the pending floor last published there */
     uint64_t frames_sent;    /* FRAMEs written: the fabric must have them all */
     uint64_t msgs_in;        /* messages read: we must have all the fabric sent */
     RlBarrier barrier;
@@ -1047,6 +1049,35 @@ static uint64_t rl_lead(RlLink *l)
     return lead;
 }
 
+/* The least pending floor over the ports (RlPortOps.pending): RL_TIME_NEVER if none */
+static uint64_t rl_pending(RlLink *l)
+{
+    uint64_t floor = RL_TIME_NEVER;
+    uint64_t now = rl_now();
+
+    for (uint32_t i = 0; i < l->nports; i++) {
+        const RlPortOps *ops = l->ports[i]->ops;
+        if (ops->pending) {
+            floor = MIN(floor, ops->pending(l->ports[i]->opaque, now));
+        }
+    }
+    return floor;
+}
+
+void rl_port_pending_changed(RlPort *p)
+{
+    RlLink *l = p ? p->link : NULL;
+
+    if (!l || !l->live) {
+        return;
+    }
+    uint64_t floor = rl_pending(l);
+    if (floor != l->pending) {
+        l->pending = floor;
+        rl_lockstep_live_pending(l->ls, floor);
+    }
+}
+
 /* QEMU set the vCPU's budget (QEMU patch 0008): publish it for the live clock */
 static void rl_budget_hook(void *opaque, int64_t now, int64_t insns, int64_t extra,
                            uint16_t decr)
@@ -1084,6 +1115,9 @@ static void rl_machine_done(Notifier *n, void *data)
             mirror = rl_lockstep_live_start(l->ls, icount_ns_mult(), rl_lead(l));
         }
         if (mirror) {
+            l->live = true;
+            l->pending = rl_pending(l);
+            rl_lockstep_live_pending(l->ls, l->pending);
             icount_set_budget_hook(rl_budget_hook, l, mirror);
         }
     }

@@ -53,13 +53,20 @@ typedef struct RlPortOps {
     uint64_t (*promise)(void *opaque, uint64_t now_ns, uint64_t guest_ns);
     /*
      * Optional: the least time from a guest action to the ready time of a frame it
-     * makes the port send, if the port hands every frame to rl_port_send during the
-     * action (or frame arrival) that causes it. Then the node's peers may follow its
-     * live clock between sync points (docs/fabric.md, "Live time"). Without it (a
-     * board whose processor sends later, of its own accord), they wait for its sync
-     * points.
+     * makes the port send. With it, the node's peers may follow its live clock between
+     * sync points (docs/fabric.md, "Live time"), provided every frame the port will
+     * still send comes from a guest action from now on, is pending (below), or answers
+     * a frame that arrives (reaction_ns). Without it, they wait for its sync points.
      */
     uint64_t (*lead)(void *opaque);
+    /*
+     * Optional, with lead: the port's pending floor, the earliest ready time of any
+     * frame it has committed (a send the guest started, a frame inside the board) but
+     * not yet handed to rl_port_send; RL_TIME_NEVER if none (and without this op: a
+     * port that hands every frame over during the action that causes it). The port
+     * calls rl_port_pending_changed whenever that may have changed.
+     */
+    uint64_t (*pending)(void *opaque, uint64_t now_ns);
 } RlPortOps;
 
 /*
@@ -76,6 +83,13 @@ RlPort *rl_port_attach(const char *socket_path, uint32_t node, uint32_t net,
 /* Hand the fabric a frame that is ready for the wire at ready_ns (>= now). */
 void rl_port_send(RlPort *port, uint64_t ready_ns, uint32_t dst, uint32_t flags,
                   const void *data, uint32_t len);
+
+/*
+ * The port's pending sends changed (RlPortOps.pending): publish the node's pending
+ * floor for its live clock. Call it before the vCPU goes on (within the access that
+ * commits a send, the event that hands a frame over or schedules the next).
+ */
+void rl_port_pending_changed(RlPort *port);
 
 /*
  * True if the port's network sends a notice for each frame it is handed (a hub,

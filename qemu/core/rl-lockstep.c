@@ -42,6 +42,7 @@ struct RlLockstep {
     uint64_t memo_seq[RL_MAX_NODES + 1];
     uint64_t memo_live[RL_MAX_NODES];    /* each live clock's seq and decrementer */
     uint64_t memo_frames[RL_MAX_NODES];  /* and its count of frames */
+    uint64_t memo_pending[RL_MAX_NODES]; /* and its pending floor */
 };
 
 static int rl_cores(void)
@@ -145,6 +146,7 @@ uint16_t *rl_lockstep_live_start(RlLockstep *ls, uint64_t ns_mult, uint64_t lead
     if (!ls->usable || !ns_mult || lead >= RL_TIME_NEVER) {
         return NULL;
     }
+    rl_ls_store(&ls->live->pending, RL_TIME_NEVER);    /* until a board says */
     rl_ls_store(&ls->live->lead, lead);
     rl_ls_store(&ls->live->ns_mult, ns_mult);
     ls->live_shared = true;
@@ -167,6 +169,11 @@ void rl_lockstep_live_budget(RlLockstep *ls, uint64_t now, uint64_t insns, uint6
 void rl_lockstep_live_frames(RlLockstep *ls, uint64_t frames_sent)
 {
     __atomic_store_n(&ls->live->frames, frames_sent, __ATOMIC_RELEASE);
+}
+
+void rl_lockstep_live_pending(RlLockstep *ls, uint64_t floor)
+{
+    __atomic_store_n(&ls->live->pending, floor, __ATOMIC_RELEASE);
 }
 
 bool rl_lockstep_crowded(RlLockstep *ls)
@@ -250,10 +257,13 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
         const struct rl_ls_live *lv = &ls->map->live[k];
         uint64_t clock = __atomic_load_n(&lv->seq, __ATOMIC_ACQUIRE) << 16 |
                          __atomic_load_n(&lv->decr, __ATOMIC_RELAXED);
+        uint64_t pending = __atomic_load_n(&lv->pending, __ATOMIC_RELAXED);
         uint64_t frames = __atomic_load_n(&lv->frames, __ATOMIC_RELAXED);
-        same = same && clock == ls->memo_live[k] && frames == ls->memo_frames[k];
+        same = same && clock == ls->memo_live[k] && frames == ls->memo_frames[k] &&
+               pending == ls->memo_pending[k];
         ls->memo_live[k] = clock;
         ls->memo_frames[k] = frames;
+        ls->memo_pending[k] = pending;
     }
     if (same) {
         *grant = ls->memo_grant;

@@ -64,13 +64,15 @@ int rl_lockstep_grant(RlLockstep *ls, uint64_t msgs_read, uint64_t granularity,
  * started, before the vCPU runs, say how to read it; returns where QEMU's translated
  * code is to store the decrementer, or NULL if this node has no live clock (the file
  * is not in use, no precise icount: ns_mult 0, or a port that may send of its own
- * accord: lead RL_TIME_NEVER). Then at every budget QEMU sets, publish it; and at
- * every FRAME written, the count.
+ * accord: lead RL_TIME_NEVER). Then at every budget QEMU sets, publish it; at every
+ * FRAME written, the count; and whenever the boards' committed sends change, the
+ * pending floor (RL_TIME_NEVER until then).
  */
 uint16_t *rl_lockstep_live_start(RlLockstep *ls, uint64_t ns_mult, uint64_t lead);
 void rl_lockstep_live_budget(RlLockstep *ls, uint64_t now, uint64_t insns, uint64_t extra,
                              uint16_t decr);
 void rl_lockstep_live_frames(RlLockstep *ls, uint64_t frames_sent);
+void rl_lockstep_live_pending(RlLockstep *ls, uint64_t floor);
 
 /* More QEMUs than cores (or the socket only): waiting must yield the core, never
  * spin. Known from rl_lockstep_start on. */

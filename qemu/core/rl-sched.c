@@ -68,6 +68,9 @@ static void rearm(RlSched *s)
     } else {
         timer_del(s->timer);
     }
+    if (s->changed) {
+        s->changed(s->changed_opaque);
+    }
 }
 
 /* Run every event due before 'end' (exclusive), in order; then re-arm. */
@@ -101,6 +104,7 @@ void rl_sched_init(RlSched *s, RlEventFn *fn, void *opaque)
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rl_sched_cb, s);
     s->fn = fn;
     s->opaque = opaque;
+    s->changed = NULL;
     s->counter = 0;
 }
 
@@ -128,6 +132,12 @@ void rl_sched_add(RlSched *s, uint64_t time, uint32_t cls, uint64_t key, int kin
     g_array_append_val(s->heap, ev);
     sift_up(s, s->heap->len - 1);
     rearm(s);
+}
+
+void rl_sched_set_changed(RlSched *s, void (*changed)(void *opaque), void *opaque)
+{
+    s->changed = changed;
+    s->changed_opaque = opaque;
 }
 
 size_t rl_sched_count(const RlSched *s)

@@ -39,6 +39,8 @@ typedef struct RlSched {
     uint64_t counter;
     RlEventFn *fn;
     void *opaque;
+    void (*changed)(void *opaque);      /* the queue changed (rl_sched_set_changed) */
+    void *changed_opaque;
 
     /* migration (vmstate_rl_sched) */
     char *name;                 /* the owner, for error messages */
@@ -53,6 +55,12 @@ void rl_sched_destroy(RlSched *s);
 void rl_sched_add(RlSched *s, uint64_t time, uint32_t cls, uint64_t key, int kind,
                   uint32_t arg, uint32_t gen, void *ptr);
 size_t rl_sched_count(const RlSched *s);
+/*
+ * Call changed(opaque) each time events were added or removed (after an add, a run of
+ * the events due, a filter, a load), before the caller goes on: a board whose port
+ * publishes the sends it has pending (rl-board.c).
+ */
+void rl_sched_set_changed(RlSched *s, void (*changed)(void *opaque), void *opaque);
 /*
  * Run the events due before 'end' now, ahead of the clock (a device whose vCPU is held
  * while the fabric grants it time: rl_port_wait). Each handler gets its event's time

@@ -128,26 +128,29 @@ static void fc_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 }
 
 /*
- * The earliest time a frame could leave the adapter if none arrived (the adapter
- * never answers a frame by itself: only the guest does):
- *  - a frame in the adapter's transmit stage leaves at its event's time;
- *  - a DMA send's next frame, whose DMA ends at its event, passes the adapter after;
- *  - the guest, acting at guest_ns, needs one 4-byte PIO store (TX_GO or PIO_SEND,
- *    from whose end a send is timed)
- *    and the adapter stage of a frame at least.
+ * The least time from the guest's action to a frame it sends: one 4-byte PIO store
+ * (TX_GO or PIO_SEND, from whose end a send is timed) and the adapter stage of a
+ * frame at least. An adapter not yet on the link adds its start (fc_promise).
  */
-static uint64_t fc_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+static uint64_t fc_lead(void *opaque)
+{
+    FcState *s = opaque;
+
+    return rl_bytes_ns(4, s->pio_rate) + s->frame_setup_ns;
+}
+
+/*
+ * The earliest time a frame the adapter already has leaves it (RL_TIME_NEVER: none):
+ *  - a frame in the adapter's transmit stage leaves at its event's time;
+ *  - a DMA send's next frame, whose DMA ends at its event, passes the adapter after
+ *    (and each later frame of the send after the one before).
+ * Its queue of events is all it has: rl-board publishes this at each change of it.
+ */
+static uint64_t fc_pending(void *opaque, uint64_t now)
 {
     FcState *s = opaque;
     uint64_t p = RL_TIME_NEVER;
 
-    if (guest_ns != RL_TIME_NEVER) {
-        /* an adapter not yet on the link sends nothing before its start is over: so
-         * the nodes boot (no driver has enabled it) with long grants */
-        uint64_t go = s->ctrl & FC_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
-                                               : guest_ns + s->rl->start_us * 1000;
-        p = go + rl_bytes_ns(4, s->pio_rate) + s->frame_setup_ns;
-    }
     for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         switch (ev->kind) {
@@ -159,7 +162,26 @@ static uint64_t fc_promise(void *opaque, uint64_t now, uint64_t guest_ns)
             break;
         }
     }
-    return MAX(p, now);
+    return p == RL_TIME_NEVER ? p : MAX(p, now);
+}
+
+/*
+ * The earliest time a frame could leave the adapter if none arrived (the adapter
+ * never answers a frame by itself: only the guest does): one it already has
+ * (fc_pending), or one the guest, acting at guest_ns, makes it send (fc_lead).
+ */
+static uint64_t fc_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+{
+    FcState *s = opaque;
+    uint64_t p = RL_TIME_NEVER;
+
+    if (guest_ns != RL_TIME_NEVER) {
+        /* an adapter not yet on the link sends nothing before its start is over: so
+         * the nodes boot (no driver has enabled it) with long grants */
+        p = rl_board_guest_go(s->rl, s->ctrl & FC_CTRL_ENABLE, s->ready_at, guest_ns) +
+            fc_lead(s);
+    }
+    return MAX(MIN(p, fc_pending(s, now)), now);
 }
 
 /* The cluster started: every other node of it is a peer, up. */
@@ -180,6 +202,8 @@ static const RlPortOps fc_link_ops = {
     .frame = fc_link_frame,
     .link = fc_link_status,
     .promise = fc_promise,
+    .lead = fc_lead,
+    .pending = fc_pending,
 };
 
 /*

@@ -384,25 +384,27 @@ static void sx_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 }
 
 /*
- * The earliest time a frame could leave this board if none arrived: every
- * pending pipeline stage's lower bound, and a doorbell at guest_ns, which is
- * accepted only once the SXM has started: a board not yet enabled promises
- * start_ns more, which lets the nodes boot with long grants.
+ * The least time from a guest action to a frame it makes the board send
+ * (RlPortOps.lead): none, since an RX_RELEASE lets a waiting message's confirmation go
+ * at once (a doorbell's frame needs send_ns more). Every frame is ready at or after
+ * what causes it, so 0 is always true.
  */
-static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+static uint64_t sx_lead(void *opaque)
+{
+    return 0;
+}
+
+/*
+ * The earliest time a frame the board already has in its pipeline leaves it
+ * (RL_TIME_NEVER: none): every pending stage's lower bound. Its queue of events is all
+ * it has (messages waiting for an rx slot wait for the guest): rl-board publishes this
+ * at each change of it.
+ */
+static uint64_t sx_pending(void *opaque, uint64_t now)
 {
     SxState *s = opaque;
-    uint64_t doorbell = guest_ns;
+    uint64_t p = RL_TIME_NEVER;
 
-    if (guest_ns != RL_TIME_NEVER) {
-        doorbell = s->ctrl & SX_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
-                                            : guest_ns + s->start_ns;
-    }
-    uint64_t p = doorbell == RL_TIME_NEVER ? RL_TIME_NEVER : doorbell + s->send_ns;
-
-    if (!g_queue_is_empty(&s->waiting)) {
-        p = MIN(p, guest_ns);           /* an RX_RELEASE lets a confirmation go */
-    }
     for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
         switch (ev->kind) {
@@ -418,7 +420,30 @@ static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
             break;
         }
     }
-    return MAX(p, now);
+    return p == RL_TIME_NEVER ? p : MAX(p, now);
+}
+
+/*
+ * The earliest time a frame could leave this board if none arrived: one in its
+ * pipeline (sx_pending), and a doorbell at guest_ns, which is accepted only once the
+ * SXM has started: a board not yet enabled promises start_ns more, which lets the
+ * nodes boot with long grants.
+ */
+static uint64_t sx_promise(void *opaque, uint64_t now, uint64_t guest_ns)
+{
+    SxState *s = opaque;
+    uint64_t doorbell = guest_ns;
+
+    if (guest_ns != RL_TIME_NEVER) {
+        doorbell = s->ctrl & SX_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
+                                            : guest_ns + s->start_ns;
+    }
+    uint64_t p = doorbell == RL_TIME_NEVER ? RL_TIME_NEVER : doorbell + s->send_ns;
+
+    if (!g_queue_is_empty(&s->waiting)) {
+        p = MIN(p, guest_ns);           /* an RX_RELEASE lets a confirmation go */
+    }
+    return MAX(MIN(p, sx_pending(s, now)), now);
 }
 
 /* The cluster started: every other node of it is a peer, up. */
@@ -439,6 +464,8 @@ static const RlPortOps sx_link_ops = {
     .frame = sx_link_frame,
     .link = sx_link_status,
     .promise = sx_promise,
+    .lead = sx_lead,
+    .pending = sx_pending,
 };
 
 /* ---- registers ------------------------------------------------------------- */

@@ -170,9 +170,8 @@ static uint64_t via_promise(void *opaque, uint64_t now, uint64_t guest_ns)
     uint64_t p = RL_TIME_NEVER;
 
     if (guest_ns != RL_TIME_NEVER) {
-        uint64_t go = s->ctrl & VIA_CTRL_ENABLE ? MAX(guest_ns, s->ready_at)
-                                                : guest_ns + s->rl->start_us * 1000;
-        p = go + s->pio_write_ns + s->frame_ns;
+        p = rl_board_guest_go(s->rl, s->ctrl & VIA_CTRL_ENABLE, s->ready_at, guest_ns) +
+            s->pio_write_ns + s->frame_ns;
     }
     for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
         RlEvent *ev = rl_sched_nth(&s->rl->sched, i);

@@ -37,7 +37,8 @@ class Slot(NamedTuple):
 
 def _live(lv, tries: int = 1000) -> tuple[int, int] | None:   # lv: struct rl_ls_live *
     """A live clock (docs/fabric.md, "Live time"): its time as rl_ls_live_promise reads
-    it, without the lead, and the time its budget was set; None if the node has none.
+    it, without the lead and the pending floor (which bound the node's frames, not its
+    time), and the time its budget was set; None if the node has none.
     A running node sets a budget about once a microsecond, so the line is copied at once
     and the copy kept if its seqlock count is even and unchanged after (None if that
     never happens in `tries` copies)."""

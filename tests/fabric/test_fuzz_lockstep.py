@@ -50,8 +50,18 @@ def fuzz_input(nodes: int, nets: list[list[int]], node: int = 0, synthetic=(), f
     return struct.pack("<IBB", node, flags, granularity - 1) + bytes(ffi.buffer(ls))
 
 
+def live_clocks(ls):
+    """Both nodes run with a live clock (docs/fabric.md, "Live time"), node 1 with a frame
+    pending on its board."""
+    for k, pending in ((0, NEVER), (1, 7_500_000)):
+        lv = ls.live[k]
+        lv.t0, lv.insns, lv.extra, lv.decr, lv.ns_mult = 1000 * k, 70_000, 10_000, 4_999, 8 << 32
+        lv.lead, lv.pending = 400, pending
+
+
 SEEDS = [
     fuzz_input(2, [[0, 1]]),
+    fuzz_input(2, [[0, 1]], edit=live_clocks),
     fuzz_input(2, [[0, 1]], node=1, granularity=100),
     fuzz_input(4, [[0, 1, 2, 3], [3, 1]], node=2, synthetic=(2,)),
     fuzz_input(256, [list(range(256))] * 16, node=255),

@@ -76,6 +76,30 @@ def same_output_twice(machine: str, scripts: dict[int, str], artifacts) -> list[
     return runs[0]
 
 
+def same_output_with_and_without_the_live_clock(machine: str, scripts: dict[int, str],
+                                                artifacts, board: str) -> list[list[str]]:
+    """Run scripts on machine with the live clock, then with peers that see each other
+    only at sync points (RETROLINK_LIVE_CLOCK=off, docs/fabric.md "Live time"); assert
+    both succeed, every node printed the same lines, byte for byte, and each node's board
+    (its QEMU log's "<board> node N: causality_violations=K") counted no frame delivered
+    after its arrival time, which a grant too long would cause; return the lines."""
+    from retrolink.model.machine import load_machine
+    from retrolink.run.runner import run_cluster
+    runs = []
+    for env in ({}, {"RETROLINK_LIVE_CLOCK": "off"}):
+        result = run_cluster(load_machine(machine), artifacts, scripts, "live-clock",
+                             node_env=env)
+        assert result.ok, result.problems
+        runs.append(result)
+        counted = [re.findall(rf"{board} node \d+: causality_violations=(\d+)",
+                              (result.run_dir / f"node{n.node}-qemu.log").read_text(
+                                  errors="replace")) for n in result.nodes]
+        assert counted == [["0"]] * len(result.nodes), counted
+    lines = [[n.lines for n in r.nodes] for r in runs]
+    assert lines[0] == lines[1]
+    return lines[0]
+
+
 def by_role(**roles) -> str:
     """A shell command that runs a different program on each node (n0=..., n1=...; the
     others run true)."""

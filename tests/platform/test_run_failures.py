@@ -135,3 +135,12 @@ def test_a_link_with_less_latency_than_an_instruction_is_refused_before_boot(tmp
     assert ("the fabric refuses this machine: fabric: the topology's least latency (1 ns, "
             "last hop) is shorter than node 0's instruction time (8 ns)") in r.stderr, r.stderr
     assert not list(runs.glob("*/node*-qemu.log")), "a node was started"
+
+
+def test_last_words_are_not_the_counters_every_exit_says(tmp_path):
+    """A QEMU's boards and NICs say their counters at every exit, after an error too."""
+    from retrolink.run.diagnosis import last_words
+    log = tmp_path / "node0-qemu.log"
+    log.write_text("qemu-system-x86_64: retrolink node 0: fabric connection lost\n"
+                   "retrolink-fc node 0: causality_violations=0\n\n")
+    assert last_words(log) == "qemu-system-x86_64: retrolink node 0: fabric connection lost"

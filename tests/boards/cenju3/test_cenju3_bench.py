@@ -1,7 +1,7 @@
 """`retrolink bench cenju3`: runs and reports every figure of the paper's form; and its
 programs, run twice, print the same bytes (the figures are a function of what they print:
 bench sx compares a whole benchmark twice, tests/boards/sx/test_sx_bench.py)."""
-from helpers import quick_bench, same_output_twice
+from helpers import quick_bench, same_output_twice, same_output_with_and_without_the_live_clock
 
 from retrolink.bench import cenju3
 
@@ -33,4 +33,18 @@ def test_the_pair_programs_print_the_same_bytes_twice(artifacts):
     d["latency"].update(reps=5, warmup=1)
     d["ool"].update(runs=2, warmup=1)
     lines = same_output_twice(d["machines"]["pair"], cenju3.pair_scripts(d), artifacts)
+    assert any("RESULT ool" in l for l in lines[0]) and any("RESULT step" in l for l in lines[0])
+
+
+def test_the_pair_programs_print_the_same_bytes_with_or_without_the_live_clock(artifacts):
+    """The interface's pending floor and lead (docs/fabric.md "Live time") decide only when
+    in host time a node runs, never what it computes; a grant too long would deliver a
+    packet late, which each node's interface counts."""
+    d = cenju3.load_definition(quick=True)
+    d["sizes"], d["ool_pages"] = [4, 256], [1]
+    d["latency"].update(reps=5, warmup=1)
+    d["ool"].update(runs=2, warmup=1)
+    lines = same_output_with_and_without_the_live_clock(d["machines"]["pair"],
+                                                        cenju3.pair_scripts(d), artifacts,
+                                                        "retrolink-cenju3")
     assert any("RESULT ool" in l for l in lines[0]) and any("RESULT step" in l for l in lines[0])

@@ -1,7 +1,8 @@
 """`retrolink bench puma3`: runs and reports every figure of the paper's form; and its
 programs, run twice, print the same bytes (the figures are a function of what they print:
 bench sx compares a whole benchmark twice, tests/boards/sx/test_sx_bench.py)."""
-from helpers import guest_script_run, quick_bench, same_output_twice
+from helpers import (guest_script_run, quick_bench, same_output_twice,
+                     same_output_with_and_without_the_live_clock)
 
 from retrolink.bench import puma3
 from retrolink.bench.results import find, parse_results
@@ -54,6 +55,20 @@ def test_the_streaming_measurement_prints_the_same_bytes_twice_and_split_wins(ar
         assert mbps["fm_split", s] > 1.2 * mbps["fm_zc_dma", s], mbps
     # no sender can beat the link: 1.0625 Gbaud, 8b/10b
     assert max(mbps.values()) < 106.25
+
+
+def test_ping_pong_and_stream_print_the_same_bytes_with_or_without_the_live_clock(artifacts):
+    """The adapter's pending floor and lead (docs/fabric.md "Live time") decide only when in
+    host time a node runs, never what it computes; a grant too long would deliver a frame
+    late, which each node's adapter counts."""
+    d = puma3.load_definition(quick=True)
+    d["bandwidth"]["bytes"], d["stream"]["sizes"], d["stream"]["bytes"] = 16384, [4096], 65536
+    scripts = puma3.chain(puma3.same_on_both(puma3.fc_bench(d, d["protocols"], [64, 4096])),
+                          puma3.same_on_both(puma3.fc_stream(d)))
+    lines = same_output_with_and_without_the_live_clock(d["machines"]["bandwidth"], scripts,
+                                                        artifacts, "retrolink-fc")
+    assert sum("RESULT pingpong" in l for l in lines[0]) == 2 * len(d["protocols"])
+    assert sum("RESULT stream" in l for l in lines[0]) == len(puma3.STREAM_PROTOCOLS)
 
 
 BAD_ARGS = {
