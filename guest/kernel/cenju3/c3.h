@@ -80,7 +80,7 @@ struct c3_dev {
 	struct miscdevice misc;
 
 	/* driver counters (sysfs) */
-	u64 irqs, events, msgs_tx, rdma_tx, msgs_rx, rx_kept, rx_held, rx_unclaimed;
+	u64 irqs, irqs_hard, events, msgs_tx, rdma_tx, msgs_rx, rx_kept, rx_held, rx_unclaimed;
 	u64 rdma_rx, req_failed, backlogged, bad_events, rx_refused;
 };
 

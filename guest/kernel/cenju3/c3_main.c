@@ -126,6 +126,7 @@ C3_CNT_ATTR(node);
 C3_CNT_ATTR(nodes);
 C3_CNT_ATTR(slots);
 C3_CNT_ATTR(irqs);
+C3_CNT_ATTR(irqs_hard);
 C3_CNT_ATTR(events);
 C3_CNT_ATTR(msgs_tx);
 C3_CNT_ATTR(rdma_tx);
@@ -144,7 +145,7 @@ static struct attribute *c3_attrs[] = {
 	&dev_attr_stalls.attr, &dev_attr_cache_misses.attr, &dev_attr_rdma_errors.attr,
 	&dev_attr_cache_ops.attr,
 	&dev_attr_node.attr, &dev_attr_nodes.attr, &dev_attr_slots.attr, &dev_attr_irqs.attr,
-	&dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
+	&dev_attr_irqs_hard.attr, &dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
 	&dev_attr_msgs_rx.attr, &dev_attr_rx_kept.attr, &dev_attr_rx_held.attr,
 	&dev_attr_rx_unclaimed.attr, &dev_attr_rdma_rx.attr, &dev_attr_req_failed.attr,
 	&dev_attr_backlogged.attr, &dev_attr_bad_events.attr, &dev_attr_rx_refused.attr, NULL,

@@ -489,6 +489,7 @@ bool c3_events_irq(struct c3_dev *c3)
 		return false;
 	}
 	c3->irqs++;
+	c3->irqs_hard++;
 	c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
 	while (n--) {
 		struct c3_event ev = *c3_ev_peek(c3, 0);
