@@ -87,6 +87,30 @@ def test_summary_sums_per_function_and_category(tmp_path, syms):
     assert "instructions per 1/2 of the windows: 70 (0.9 us at 75 MIPS), 1 window(s)" in text
 
 
+def test_steps_sum_per_pair_of_marks_and_per_step(tmp_path, syms):
+    p = tmp_path / "node0-insns.txt"
+    write_counts(p, 1, [(k(0xffffffff81000100), 10, 4), (0xffffffffc0001000, 30, 2)])
+    p.write_text(p.read_text() + "# steps: step from to instructions passes\n"
+                 "step 0 32 10 1\nstep 32 8 100 2\nstep 8 65535 0 1\n"
+                 "# per step: stepblock vaddr insns step executions\n"
+                 f"stepblock {k(0xffffffff81000100):016x} 10 0 1\n"
+                 f"stepblock {k(0xffffffff81000100):016x} 10 32 3\n"
+                 "stepblock ffffffffc0001000 30 32 2\n")
+    s = report.summary(report.read(p), syms, per=2, top=3)
+    assert s["segments"] == [
+        {"from": "(window opened)", "to": "send_begin", "instructions": 5, "passes": 0.5},
+        {"from": "de_deliver", "to": "(window closed)", "instructions": 0, "passes": 0.5},
+        {"from": "send_begin", "to": "de_deliver", "instructions": 50, "passes": 1}]
+    assert s["steps"]["send_begin"]["instructions"] == 45
+    assert s["steps"]["send_begin"]["categories"] == {"module norma": 30,
+                                                      "system call entry and exit": 15}
+    assert s["steps"]["(window opened)"]["functions"][0]["function"] == "do_syscall_64"
+    assert "send_begin -> de_deliver" in report.format_table(s, mips=75)
+    p.write_text(p.read_text() + "step 1 2\n")
+    with pytest.raises(report.ProfileError, match="'step 1 2' is not"):
+        report.read(p)
+
+
 def test_missing_or_bad_counts_are_named(tmp_path):
     with pytest.raises(report.ProfileError, match="was not written"):
         report.read(tmp_path / "node3-insns.txt")

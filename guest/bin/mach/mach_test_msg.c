@@ -32,6 +32,25 @@ static mach_msg_return_t round_trip(task_t t, mach_port_name_t echo, mach_port_n
     return mr ? mr : receive(t, p, r, 0, 0);
 }
 
+/* The breakdown stamps are off by default (the module option stamps): on, in whichever
+ * of norma.ko and norma_loop.ko (the mirror) is loaded. */
+static void stamps_on(void)
+{
+    static const char *const modules[] = { "norma", "norma_loop" };
+
+    for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+        char path[64];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/sys/module/%s/parameters/stamps", modules[i]);
+        f = fopen(path, "w");
+        if (f) {
+            fputs("1\n", f);
+            fclose(f);
+        }
+    }
+}
+
 /* the node's breakdown stamps after a round trip: the last send is the echo's reply, the
  * last receive this task's of it; in order, and the one carries the other's start */
 static void breakdown(task_t t, mach_port_name_t echo, mach_port_name_t p, msgbuf_t *m,
@@ -40,6 +59,7 @@ static void breakdown(task_t t, mach_port_name_t echo, mach_port_name_t p, msgbu
     struct mach_times a = { 0 };
     mach_msg_return_t mr;
 
+    stamps_on();
     memset(m, 0, sizeof(*m));
     mr = round_trip(t, echo, p, m, sizeof(m->h) + 4, r);
     mach_msg_times(&a);

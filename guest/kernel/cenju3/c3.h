@@ -56,6 +56,8 @@ struct c3_dev {
 	u32 evq_size;
 	u32 evq_head;			/* events consumed (C3_REG_EVQ_TAIL) */
 	bool held;			/* a client's rx() said -EAGAIN: stop here */
+	spinlock_t ev_busy_lock;	/* ev_busy, against the hard interrupt handler */
+	bool ev_busy;			/* c3_events is consuming: the handler leaves it all */
 	struct work_struct rx_work;	/* c3_nic_rx_resume */
 
 	/* the receive table (coherent) and the slot buffers it names (kmalloc, cached) */
@@ -78,7 +80,7 @@ struct c3_dev {
 	struct miscdevice misc;
 
 	/* driver counters (sysfs) */
-	u64 irqs, events, msgs_tx, rdma_tx, msgs_rx, rx_kept, rx_held, rx_unclaimed;
+	u64 irqs, irqs_hard, events, msgs_tx, rdma_tx, msgs_rx, rx_kept, rx_held, rx_unclaimed;
 	u64 rdma_rx, req_failed, backlogged, bad_events, rx_refused;
 };
 
@@ -99,7 +101,9 @@ extern unsigned int c3_param_slots, c3_param_requests, c3_param_events;
 int c3_rings_alloc(struct c3_dev *c3);
 void c3_rings_free(struct c3_dev *c3);
 void c3_rings_program(struct c3_dev *c3);
+#define C3_IRQS		(C3_IRQ_EVENT | C3_IRQ_ERROR | C3_IRQ_STALL)
 void c3_events(struct c3_dev *c3);
+bool c3_events_irq(struct c3_dev *c3);
 void c3_fail_all(struct c3_dev *c3);
 void c3_cache_init(struct c3_dev *c3);
 void c3_cache_op(struct c3_dev *c3, u32 op, phys_addr_t addr, size_t len);

@@ -44,19 +44,20 @@ static bool c3_ring_size_ok(unsigned int n)
 
 /* ---- interrupts ------------------------------------------------------------------- */
 
-#define C3_IRQS		(C3_IRQ_EVENT | C3_IRQ_ERROR | C3_IRQ_STALL)
-
 /*
- * With MSI (the interface's own vector) nothing is read here: the thread acks and
- * consumes. On a shared INTx line the cause is read, and the interface's interrupts are
- * masked until the thread is done.
+ * With MSI (the interface's own vector) no register is read here: if every event
+ * waiting is a request's completion whose done() may run here (C3_NIC_DONE_IRQ: the
+ * protocol messages a client posts and forgets), they are consumed at once, without
+ * waking the thread (c3_events_irq); else the thread acks and consumes. On a shared
+ * INTx line the cause is read, and the interface's interrupts are masked until the
+ * thread is done.
  */
 static irqreturn_t c3_irq(int irq, void *data)
 {
 	struct c3_dev *c3 = data;
 
 	if (c3->msi)
-		return IRQ_WAKE_THREAD;
+		return c3_events_irq(c3) ? IRQ_HANDLED : IRQ_WAKE_THREAD;
 	if (!(c3_rd(c3, C3_REG_IRQ_STATUS) & c3->irq_mask))
 		return IRQ_NONE;
 	c3_wr(c3, C3_REG_IRQ_MASK, 0);
@@ -125,6 +126,7 @@ C3_CNT_ATTR(node);
 C3_CNT_ATTR(nodes);
 C3_CNT_ATTR(slots);
 C3_CNT_ATTR(irqs);
+C3_CNT_ATTR(irqs_hard);
 C3_CNT_ATTR(events);
 C3_CNT_ATTR(msgs_tx);
 C3_CNT_ATTR(rdma_tx);
@@ -143,7 +145,7 @@ static struct attribute *c3_attrs[] = {
 	&dev_attr_stalls.attr, &dev_attr_cache_misses.attr, &dev_attr_rdma_errors.attr,
 	&dev_attr_cache_ops.attr,
 	&dev_attr_node.attr, &dev_attr_nodes.attr, &dev_attr_slots.attr, &dev_attr_irqs.attr,
-	&dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
+	&dev_attr_irqs_hard.attr, &dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
 	&dev_attr_msgs_rx.attr, &dev_attr_rx_kept.attr, &dev_attr_rx_held.attr,
 	&dev_attr_rx_unclaimed.attr, &dev_attr_rdma_rx.attr, &dev_attr_req_failed.attr,
 	&dev_attr_backlogged.attr, &dev_attr_bad_events.attr, &dev_attr_rx_refused.attr, NULL,
@@ -202,6 +204,7 @@ static int c3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&c3->req_lock);
 	spin_lock_init(&c3->cache_lock);
 	mutex_init(&c3->ev_lock);
+	spin_lock_init(&c3->ev_busy_lock);
 	INIT_LIST_HEAD(&c3->backlog);
 	INIT_WORK(&c3->rx_work, c3_rx_work);
 

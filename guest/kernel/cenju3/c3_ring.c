@@ -219,7 +219,7 @@ static int c3_op_check(struct c3_dev *c3, const struct c3_op *op)
 		return -EINVAL;
 	if (op->dest >= c3->nodes || op->dest == c3->node)
 		return -EINVAL;
-	if (op->flags & ~(C3_NIC_NOTIFY | C3_NIC_FLUSHED))
+	if (op->flags & ~(C3_NIC_NOTIFY | C3_NIC_FLUSHED | C3_NIC_DONE_IRQ))
 		return -EINVAL;
 	return 0;
 }
@@ -272,7 +272,9 @@ static void c3_req_finish(struct c3_dev *c3, const struct c3_event *ev, bool ref
 	struct c3_op *op;
 	u32 err = ev->status & 0xff;
 
-	spin_lock_irq(&c3->req_lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&c3->req_lock, flags);	/* also from the hard irq handler */
 	op = c3_req_take(c3, ev->info);
 	if (op) {
 		if (!err)
@@ -281,7 +283,7 @@ static void c3_req_finish(struct c3_dev *c3, const struct c3_event *ev, bool ref
 			c3->refused_idx = ev->info;
 		c3_post_backlog(c3);
 	}
-	spin_unlock_irq(&c3->req_lock);
+	spin_unlock_irqrestore(&c3->req_lock, flags);
 	if (!op) {
 		/* the second event of a refused request (C3_EV_DONE and C3_EV_ERROR) */
 		if (refused && ev->info == c3->refused_idx)
@@ -423,22 +425,97 @@ static int c3_event(struct c3_dev *c3, const struct c3_event *ev)
 	}
 }
 
-/* the phase bit of the event at evq_head: 1 on the first lap of the ring, 0 on the next */
-static u8 c3_ev_phase(struct c3_dev *c3)
+static void c3_ev_busy(struct c3_dev *c3, bool busy)
 {
-	return ((c3->evq_head / c3->evq_size) & 1) ? 0 : C3_EVF_PHASE;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c3->ev_busy_lock, flags);
+	c3->ev_busy = busy;
+	spin_unlock_irqrestore(&c3->ev_busy_lock, flags);
+}
+
+/* The event at evq_head + n if the interface has written it, else NULL (its phase bit
+ * is 1 on the ring's first lap, 0 on the next). */
+static struct c3_event *c3_ev_peek(struct c3_dev *c3, u32 n)
+{
+	u32 at = c3->evq_head + n;
+	struct c3_event *slot = &c3->evq[at & (c3->evq_size - 1)];
+	u8 phase = ((at / c3->evq_size) & 1) ? 0 : C3_EVF_PHASE;
+
+	if ((READ_ONCE(slot->flags) & C3_EVF_PHASE) != phase)
+		return NULL;
+	dma_rmb();	/* the event's fields after its phase */
+	return slot;
+}
+
+/* A completion whose op's done() may run in the hard irq handler (req_lock held). */
+static bool c3_ev_done_irq(struct c3_dev *c3, const struct c3_event *ev)
+{
+	u32 i = ev->info & (c3->req_size - 1);
+
+	return ev->kind == C3_EV_DONE && c3->req_ops[i] && c3->req_idx[i] == ev->info &&
+	       (c3->req_ops[i]->flags & C3_NIC_DONE_IRQ);
+}
+
+/*
+ * The hard irq handler's part (MSI): if nothing consumes events now and every event
+ * waiting is a C3_NIC_DONE_IRQ completion, ack, consume them and say how far; true if
+ * it did (the thread need not run). Anything else is the thread's, in order, so
+ * callbacks still see events in the order they came.
+ */
+bool c3_events_irq(struct c3_dev *c3)
+{
+	struct c3_event *slot;
+	u32 n = 0;
+	bool ok;
+
+	spin_lock(&c3->ev_busy_lock);
+	if (c3->ev_busy || c3->held) {
+		spin_unlock(&c3->ev_busy_lock);
+		return false;
+	}
+	spin_lock(&c3->req_lock);
+	while ((slot = c3_ev_peek(c3, n)) && n < c3->evq_size) {
+		struct c3_event ev = *slot;
+
+		if (!c3_ev_done_irq(c3, &ev))
+			break;
+		n++;
+	}
+	ok = n && !slot;
+	spin_unlock(&c3->req_lock);
+	if (!ok) {
+		spin_unlock(&c3->ev_busy_lock);
+		return false;
+	}
+	c3->irqs++;
+	c3->irqs_hard++;
+	c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
+	while (n--) {
+		struct c3_event ev = *c3_ev_peek(c3, 0);
+
+		c3_req_finish(c3, &ev, false);
+		c3->evq_head++;
+		c3->events++;
+	}
+	c3_wr(c3, C3_REG_EVQ_TAIL, c3->evq_head);
+	/* an event that came after the look above may have had its interrupt acked: the
+	 * thread takes it (and any after it) */
+	ok = !c3_ev_peek(c3, 0);
+	spin_unlock(&c3->ev_busy_lock);
+	return ok;
 }
 
 void c3_events(struct c3_dev *c3)
 {
 	mutex_lock(&c3->ev_lock);
+	c3_ev_busy(c3, true);
 	while (!c3->held) {
-		struct c3_event *slot = &c3->evq[c3->evq_head & (c3->evq_size - 1)];
+		struct c3_event *slot = c3_ev_peek(c3, 0);
 		struct c3_event ev;
 
-		if ((READ_ONCE(slot->flags) & C3_EVF_PHASE) != c3_ev_phase(c3))
+		if (!slot)
 			break;
-		dma_rmb();	/* the event's fields after its phase */
 		ev = *slot;
 		if (c3_event(c3, &ev) == -EAGAIN) {
 			c3->held = true;
@@ -450,6 +527,7 @@ void c3_events(struct c3_dev *c3)
 	}
 	/* also "look again" for an interface waiting for a slot this pass freed */
 	c3_wr(c3, C3_REG_EVQ_TAIL, c3->evq_head);
+	c3_ev_busy(c3, false);
 	mutex_unlock(&c3->ev_lock);
 }
 

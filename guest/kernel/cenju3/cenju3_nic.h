@@ -36,6 +36,7 @@ struct c3_op;
 /* op->flags */
 #define C3_NIC_NOTIFY       (1u << 0)   /* RDMA: the destination's client gets rdma() */
 #define C3_NIC_FLUSHED      (1u << 1)   /* the client flushed the source itself */
+#define C3_NIC_DONE_IRQ     (1u << 2)   /* done() may run in the hard interrupt handler */
 
 /*
  * One request: a message (C3_OP_MSG, 1 .. C3_MSG_MAX bytes into the destination's
@@ -51,7 +52,8 @@ struct c3_op {
 	u32 tag;                /* RDMA with C3_NIC_NOTIFY: handed to the destination */
 	u32 flags;              /* C3_NIC_* */
 	/* 0 (the last packet left the interface), -EIO (the interface refused it: see
-	 * 'err'), -ENODEV (the interface went away first); process context, once */
+	 * 'err'), -ENODEV (the interface went away first); process context, once; with
+	 * C3_NIC_DONE_IRQ it may also be the hard interrupt handler (it must not sleep) */
 	void (*done)(struct c3_op *op, int status);
 	void *ctx;              /* the client's */
 	/* the driver's */

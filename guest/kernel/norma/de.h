@@ -155,6 +155,12 @@ static inline u64 de_now(void)
 {
 	return READ_ONCE(de.up) ? c3_nic_now() : ktime_get_ns();
 }
-#define DE_TRACE(step, src, xid)	de_trace((step), (src), (xid), 0)
+/* a step of the trace, marked for the instruction profile too (norma.h) */
+#define DE_STEP(step, src, xid, t_ns)					\
+	do {								\
+		NORMA_STEP_MARK(step);					\
+		de_trace((step), (src), (xid), (t_ns));			\
+	} while (0)
+#define DE_TRACE(step, src, xid)	DE_STEP((step), (src), (xid), 0)
 
 #endif /* DE_H */

@@ -4,8 +4,10 @@
  *
  * Accept notices. When a task takes a message whose sender asked for it
  * (NORMA_KF_NOTIFY), the IPC layer calls norma_de_accepted; the (port, sequence number)
- * pair is queued for the sender's node and goes back in a DE_ACCEPTED message from the
- * transport's worker, up to 30 pairs a message. With piggyback_accept the pairs wait
+ * pair is queued for the sender's node and goes back at once in a DE_ACCEPTED message
+ * with whatever else is queued for that node, up to 30 pairs a message (posting one is
+ * a spinlock and a doorbell: no thread switch; short of memory, the worker sends them
+ * later). With piggyback_accept the pairs wait
  * instead for another protocol message to that node to ride on (de_out_send), at most
  * accept_delay_us, after which the worker sends what is left on its own: a sender
  * whose port queue is full waits for them, so they cannot wait for traffic that may
@@ -42,6 +44,36 @@ void de_ctl_init(void)
 	de.accept_timer.function = de_accept_timer;
 }
 
+/* Post the notices queued for peer node, 30 a message; false if short of memory. */
+static bool de_accepts_send(u16 node, gfp_t gfp)
+{
+	while (READ_ONCE(de.peers[node].naccepts)) {
+		struct de_out *out = de_out_alloc(gfp, DE_ACCEPTED, 0, 0, sizeof(struct de_hdr));
+		unsigned long flags;
+		struct de_hdr *h;
+		u32 n, i;
+
+		if (!out)
+			return false;
+		h = (struct de_hdr *)out->buf;
+		n = de_accepts_take(node, (struct de_accept *)(h + 1), de_accept_room(sizeof(*h)));
+		if (!n) {
+			kfree(out);
+			break;
+		}
+		h->naccept = n;
+		out->len += n * sizeof(struct de_accept);
+		for (i = 0; i < n; i++)
+			DE_TRACE(NORMA_TR_ACCEPT_TX, node, ((struct de_accept *)(h + 1))[i].seqno);
+		spin_lock_irqsave(&de.lock, flags);
+		de.accepts_tx += n;
+		spin_unlock_irqrestore(&de.lock, flags);
+		if (de_out_send(node, out))
+			break;	/* the interface is gone: de_ctl_down drops the rest */
+	}
+	return true;
+}
+
 void norma_de_accepted(u16 node, struct norma_uid uid, u32 seqno, bool dead)
 {
 	struct de_acc *e;
@@ -63,11 +95,14 @@ void norma_de_accepted(u16 node, struct norma_uid uid, u32 seqno, bool dead)
 	list_add_tail(&e->link, &de_peer_of(node)->accepts);
 	de_peer_of(node)->naccepts++;
 	spin_unlock_irqrestore(&de.lock, flags);
-	if (norma_piggyback_accept && node != de.node && de.peers) {
+	if (node == de.node || !de.peers) {
+		/* this node's own: norma_ipc_accepted takes the IPC lock, not here */
+		queue_delayed_work(de.wq, &de.accept_work, 0);
+	} else if (norma_piggyback_accept) {
 		if (!hrtimer_active(&de.accept_timer))
 			hrtimer_start(&de.accept_timer, ns_to_ktime(de_accept_delay_us * 1000ull),
 				      HRTIMER_MODE_REL);
-	} else {
+	} else if (!de_accepts_send(node, GFP_ATOMIC)) {
 		queue_delayed_work(de.wq, &de.accept_work, 0);
 	}
 }
@@ -104,27 +139,8 @@ void de_accept_work(struct work_struct *w)
 	while ((n = de_accepts_take(de.node, a, ARRAY_SIZE(a))))
 		for (i = 0; i < n; i++)
 			norma_ipc_accepted(a[i].uid, a[i].seqno, a[i].dead);
-	for (node = 0; de.peers && node < de.nodes; node++) {
-		while (READ_ONCE(de.peers[node].naccepts)) {
-			struct de_out *out = de_out_alloc(GFP_KERNEL | __GFP_NOFAIL, DE_ACCEPTED,
-							  0, 0, sizeof(struct de_hdr));
-			struct de_hdr *h = (struct de_hdr *)out->buf;
-
-			n = de_accepts_take(node, (struct de_accept *)(h + 1),
-					    de_accept_room(sizeof(*h)));
-			if (!n) {
-				kfree(out);
-				break;
-			}
-			h->naccept = n;
-			out->len += n * sizeof(struct de_accept);
-			for (i = 0; i < n; i++)
-				DE_TRACE(NORMA_TR_ACCEPT_TX, node, ((struct de_accept *)(h + 1))[i].seqno);
-			de.accepts_tx += n;
-			if (de_out_send(node, out))
-				break;	/* the interface is gone: de_ctl_down drops the rest */
-		}
-	}
+	for (node = 0; de.peers && node < de.nodes; node++)
+		de_accepts_send(node, GFP_KERNEL | __GFP_NOFAIL);
 }
 
 void de_accepts_rx(u16 peer, const struct de_accept *a, u32 n)

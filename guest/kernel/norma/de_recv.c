@@ -143,7 +143,7 @@ static void de_complete(struct de_rxs *s)
 	rx->pages = s->pages;
 	rx->t_arrived_ns = de_now();
 	de_reply_status(s->peer, s->xid, s->rxid, 0);
-	de_trace(NORMA_TR_DELIVER, s->peer, s->xid, rx->t_arrived_ns);
+	DE_STEP(NORMA_TR_DELIVER, s->peer, s->xid, rx->t_arrived_ns);
 	de.delivered++;
 	kfree(s);
 	norma_ipc_deliver(rx);
@@ -182,7 +182,7 @@ int de_recv_req(struct c3_rx *rx, const struct de_send_req *r, u32 body)
 		       r->ool_pages);
 		return 0;
 	}
-	de_trace(NORMA_TR_REQ_RX, peer, r->h.xid, rx->t_ns);
+	DE_STEP(NORMA_TR_REQ_RX, peer, r->h.xid, rx->t_ns);
 	ret = norma_ipc_port_check(r->dest);
 	if (ret) {
 		/* the port death answer: nothing is allocated, nothing moves */

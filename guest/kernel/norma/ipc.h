@@ -248,5 +248,7 @@ extern struct mach_times ipc_times;         /* under ipc_lock */
 /* A breakdown stamp: norma_de_now(), or 0 with the module option stamps=0 (the
  * interface's clock may cost a register access each time: 6 per message here). */
 u64 ipc_now(void);
+/* The stamp of a breakdown step, marked for the instruction profile (norma.h). */
+#define ipc_stamp(step)	({ NORMA_STEP_MARK(step); ipc_now(); })
 
 #endif /* NORMA_IPC_H */

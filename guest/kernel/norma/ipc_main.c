@@ -16,10 +16,15 @@
 
 DEFINE_MUTEX(ipc_lock);
 
-static bool stamps = true;
+static bool stamps;
 module_param(stamps, bool, 0644);
-MODULE_PARM_DESC(stamps, "take the breakdown stamps of MACH_IOC_TIMES (default: yes); each "
+MODULE_PARM_DESC(stamps, "take the breakdown stamps of MACH_IOC_TIMES (default: no); each "
 		 "is a read of the interface's clock");
+
+bool norma_step_marks;
+module_param_named(step_marks, norma_step_marks, bool, 0644);
+MODULE_PARM_DESC(step_marks, "mark each breakdown step for the instruction profile "
+		 "(default: no)");
 
 u64 ipc_now(void)
 {

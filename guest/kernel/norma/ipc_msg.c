@@ -31,7 +31,7 @@ static long timeout_jiffies(u32 option, u32 flag, u32 ms)
 void ipc_enqueue(struct ipc_port *port, struct ipc_kmsg *kmsg)
 {
 	ipc_lock_held();
-	kmsg->t_queued_ns = ipc_now();
+	kmsg->t_queued_ns = ipc_stamp(NORMA_ST_RCV_QUEUED);
 	list_add_tail(&kmsg->link, &port->queue);
 	port->msgcount++;
 	if (kmsg->notify)
@@ -166,7 +166,7 @@ static void deallocate_ool(const struct ipc_send *s)
 
 static mach_msg_return_t msg_send(struct ipc_task *task, const struct mach_msg_args *a)
 {
-	struct ipc_send s = { .t_begin_ns = ipc_now() };
+	struct ipc_send s = { .t_begin_ns = ipc_stamp(NORMA_ST_SEND_BEGIN) };
 	struct ipc_port *dest = NULL, *notify = NULL;
 	struct ipc_rtx *rt = NULL;
 	struct ipc_entry *e;
@@ -209,7 +209,7 @@ static mach_msg_return_t msg_send(struct ipc_task *task, const struct mach_msg_a
 		mr = ipc_kmsg_copyin_rights(task, &s, dest->proxy);
 	if (!mr) {
 		ipc_times.send_begin_ns = s.t_begin_ns;
-		ipc_times.send_copied_ns = ipc_now();
+		ipc_times.send_copied_ns = ipc_stamp(NORMA_ST_SEND_COPIED);
 		ipc_times.send_done_ns = 0;
 		ipc_times.send_remote = dest->proxy;
 		if (forced) {
@@ -225,7 +225,7 @@ static mach_msg_return_t msg_send(struct ipc_task *task, const struct mach_msg_a
 			ipc_enqueue(s.kmsg->dest, s.kmsg);
 			s.kmsg = NULL;
 		}
-		ipc_times.send_queued_ns = ipc_now();
+		ipc_times.send_queued_ns = ipc_stamp(NORMA_ST_SEND_QUEUED);
 	}
 	ipc_unlock();
 	if (rt) {
@@ -322,7 +322,7 @@ static mach_msg_return_t msg_receive(struct file *file, struct ipc_task *task,
 		}
 	}
 	if (kmsg) {
-		ipc_times.rcv_taken_ns = ipc_now();
+		ipc_times.rcv_taken_ns = ipc_stamp(NORMA_ST_RCV_TAKEN);
 		ipc_times.rcv_sent_ns = kmsg->k->t_send_ns;
 		ipc_times.rcv_arrived_ns = kmsg->t_arrived_ns;
 		ipc_times.rcv_queued_ns = kmsg->t_queued_ns;
@@ -342,7 +342,7 @@ static mach_msg_return_t msg_receive(struct file *file, struct ipc_task *task,
 		mr = mr2 ? mr2 : mr;
 		ipc_kmsg_free(kmsg);
 		mutex_lock(&ipc_lock);
-		ipc_times.rcv_done_ns = ipc_now();
+		ipc_times.rcv_done_ns = ipc_stamp(NORMA_ST_RCV_DONE);
 		ipc_unlock();
 	}
 	kfree(out);

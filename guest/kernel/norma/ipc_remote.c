@@ -252,7 +252,7 @@ static void rtx_done(struct norma_tx *tx, int status)
 
 	mutex_lock(&ipc_lock);
 	rt->status = status;
-	ipc_times.send_done_ns = ipc_now();
+	ipc_times.send_done_ns = ipc_stamp(NORMA_ST_SEND_DONE);
 	if (status) {
 		/* not delivered: no "accepted" will come for it */
 		p = pending_find(rt->proxy, rt->seqno);
@@ -416,6 +416,7 @@ void norma_ipc_deliver(struct norma_rx *rx)
 	struct ipc_port *dest;
 	u32 i, j;
 
+	NORMA_STEP_MARK(NORMA_ST_RCV_ARRIVED);
 	if (!k) {
 		norma_rx_free(rx);
 		return;

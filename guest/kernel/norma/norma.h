@@ -171,6 +171,33 @@ enum norma_step {
 	NORMA_TR_ACCEPT_TX,     /* receiver: "message accepted" posted */
 	NORMA_TR_ACCEPT_RX,     /* sender: "message accepted" arrived */
 };
+/* The IPC layer's breakdown steps (struct mach_times), numbered after the transport's. */
+enum norma_ipc_step {
+	NORMA_ST_SEND_BEGIN = 32,       /* mach_msg entered to send */
+	NORMA_ST_SEND_COPIED,           /* the KMSG built, its rights taken */
+	NORMA_ST_SEND_QUEUED,           /* queued on a local port, or handed to the transport */
+	NORMA_ST_SEND_DONE,             /* remote: receive complete reached the IPC layer */
+	NORMA_ST_RCV_ARRIVED,           /* remote: the transport delivered it */
+	NORMA_ST_RCV_QUEUED,            /* on its port's queue */
+	NORMA_ST_RCV_TAKEN,             /* a receiver took it off the queue */
+	NORMA_ST_RCV_DONE,              /* copied out: mach_msg about to return */
+};
+
+/*
+ * Step marks for the instruction profile (docs/profile.md "Steps"): with the module
+ * parameter step_marks on, each step above (and each of the transport's trace steps)
+ * runs "nopl 0x524cNNNN(%rax)", NNNN the step's number: a no-op for the CPU at which
+ * the profile's QEMU plugin (qemu/plugins/insn-profile.c) starts counting the next
+ * step. Off (the default), a mark is a test and a branch.
+ */
+extern bool norma_step_marks;
+#define NORMA_STEP_MARK(step)							\
+	do {									\
+		if (unlikely(READ_ONCE(norma_step_marks)))			\
+			asm volatile(".byte 0x0f, 0x1f, 0x80\n\t.long 0x524c0000 + %c0" \
+				     :: "i" (step) : "memory");			\
+	} while (0)
+
 struct norma_trace {
 	u64 t_ns;
 	u32 xid;                /* the transfer on its sender's node (accept: the seqno) */

@@ -31,7 +31,9 @@ def node_cmd(setup: str) -> str:
         f"0) sleep 1; {TESTS};; esac; "
         "sed 's/^/stat /' /sys/kernel/debug/norma_de; "
         "sed 's/^/trace /' /sys/kernel/debug/norma_trace; "
-        "echo \"stat cache_misses $(cat /sys/class/misc/cenju3/cache_misses)\"")
+        "echo \"stat cache_misses $(cat /sys/class/misc/cenju3/cache_misses)\"; "
+        "echo \"stat irqs $(cat /sys/class/misc/cenju3/irqs)\"; "
+        "echo \"stat irqs_hard $(cat /sys/class/misc/cenju3/irqs_hard)\"")
 
 
 def cluster(cmd: str):
@@ -100,6 +102,16 @@ def test_every_transfer_arrives_and_nothing_is_dropped(plain):
         assert sa["accepts_tx"] == sb["accepts_rx"], (sa, sb)
         assert sa["bad_msgs"] == 0 and sa["alloc_retries"] == 0 and sa["msgs_out"] == 0, sa
         assert sa["cache_misses"] == 0, sa
+
+
+def test_protocol_message_completions_skip_the_interrupt_thread(plain):
+    """A protocol message's completion only frees it: when nothing else waits, the
+    driver's hard handler takes it and the interrupt thread is not woken; messages in
+    still go to the thread."""
+    _, out = plain
+    for node in (0, 1):
+        s = out[node]["stats"]
+        assert 0 < s["irqs_hard"] < s["irqs"], (node, s)
 
 
 def test_the_short_path_is_two_network_messages(plain):
