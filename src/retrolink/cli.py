@@ -233,7 +233,9 @@ def make_parser() -> argparse.ArgumentParser:
                            help="the benchmark: " + ", ".join(benches))
         else:
             s = sub.add_parser(name, help=helptext)
-        s.add_argument("--machine", default=DEFAULT_MACHINE)
+        s.add_argument("--machine", action="append", metavar="M",
+                       help=f"the machine (default {DEFAULT_MACHINE}); bench mpi: each one given "
+                       "(default: its definition's)")
         s.add_argument("--set", action="append", metavar="NAME=VALUE")
         s.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...")
         s.add_argument("--json", metavar="FILE")

@@ -88,7 +88,7 @@ def test_a_board_in_boards_def_is_a_board_everywhere(fake_board, cli_main):
     assert models["fakeboard"] is models["fakeboard2"]
     assert models["fakeboard"].__module__ == "retrolink.boards.fakeboard"
     assert retrolink.fuzz.boards.load("fakefuzz").device == "fake-device"
-    assert retrolink.bench.names()[-3:] == ["fakebench", "fabric", "boot"]
+    assert retrolink.bench.names()[-4:] == ["fakebench", "fabric", "boot", "mpi"]
     parser = cli.make_parser()
     assert parser.parse_args(["fuzz", "fakefuzz"]).board == "fakefuzz"
     assert parser.parse_args(["bench", "fakebench"]).which == "fakebench"
@@ -114,7 +114,7 @@ def test_the_registries_agree_with_boards_def():
     assert retrolink.fuzz.boards.names() == ["cenju3", "cpci", "e1000", "fc", "puma2", "sx",
                                              "via"]
     assert retrolink.bench.names() == ["sx", "net", "puma3", "cenju3", "puma2", "via",
-                                       "interconnects", "fabric", "boot"]
+                                       "interconnects", "fabric", "boot", "mpi"]
 
 
 @pytest.fixture

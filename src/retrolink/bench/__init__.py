@@ -10,7 +10,7 @@ board whose harness is not written yet (its module is missing) has no benchmark.
 import importlib
 from types import ModuleType
 
-PLATFORM = ("fabric", "boot")
+PLATFORM = ("fabric", "boot", "mpi")
 
 
 def names() -> list[str]:

@@ -15,5 +15,15 @@ def _sweeps(pairs) -> list[tuple[str, list]]:
 
 
 def bench_main(args) -> int:
+    from retrolink.cli import DEFAULT_MACHINE
     harness = bench.harnesses()[args.which]
+    # --machine M, repeated: a benchmark of several machines (MANY_MACHINES) takes them
+    # all as args.machines, the others one as args.machine
+    given = args.machine or []
+    if getattr(harness, "MANY_MACHINES", False):
+        args.machines = given
+    elif len(given) > 1:
+        raise MachineError(f"bench {args.which} takes one --machine, not {len(given)}")
+    else:
+        args.machine = given[0] if given else DEFAULT_MACHINE
     return harness.main(args, parse_overrides(args.set), _sweeps(args.sweep))

@@ -10,3 +10,14 @@ class Artifacts:
     kernel: Path
     initrd: Path
     fabric: Path
+    # the base initramfs with the MPI layer on top (layers.py), for machines whose
+    # [guest] packages name it
+    initrd_mpi: Path | None = None
+
+    def initrd_for(self, packages) -> Path:
+        """The initrd of a machine with these image layers ([guest] packages)."""
+        if not packages:
+            return self.initrd
+        if list(packages) == ["mpi"] and self.initrd_mpi is not None:
+            return self.initrd_mpi
+        raise ValueError(f"no initrd built with the layers {list(packages)}")

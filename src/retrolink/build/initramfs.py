@@ -22,6 +22,9 @@ from retrolink.progress import StepFailed, run_logged
 
 BUSYBOX = Path("/bin/busybox")
 INIT = paths.REPO / "guest" / "rootfs" / "init"
+# where the guest build installs the files of an image layer, in its staging root
+# (stage/layers/<layer>/...): the base image leaves them out (layers.py)
+LAYERS_DIR = "layers"
 # kernel modules of the Debian image a node may load: fw_cfg (every node: the command
 # comes through it), the stock NICs' drivers (Ethernet boards), ext2 (through ext4) for
 # the PUMA-II shared disk and brd, the kernel RAM disk it is compared with, the SCSI
@@ -78,7 +81,13 @@ def shared_libraries(binary: Path) -> list[Path]:
 
 def add_host_tool(root: Path, tool: Path) -> None:
     """Copy a Debian tool and its libraries into the image at the same paths."""
-    for f in [tool, *shared_libraries(tool)]:
+    add_libraries(root, tool, also=[tool])
+
+
+def add_libraries(root: Path, binary: Path, also=(), have=lambda lib: False) -> None:
+    """Copy the host's libraries that binary needs (and the files also) into the image at
+    the same paths, but those have(path) says the image has."""
+    for f in [*also, *(l for l in shared_libraries(binary) if not have(l))]:
         dest = root / f.relative_to("/")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f.resolve(), dest)
@@ -111,8 +120,10 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
         (modules / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, modules / rel)
     if stage.exists():
+        # the image layers' files (stage/layers/<layer>/) are theirs (layers.py)
         shutil.copytree(stage, root, dirs_exist_ok=True, symlinks=True,
-                        ignore=shutil.ignore_patterns("*.ko"))
+                        ignore=lambda d, names: [n for n in names if n.endswith(".ko") or
+                                                 (Path(d) == stage and n == LAYERS_DIR)])
         # ours (meson installs them under lib/modules/<group>/) go to extra/
         (modules / "extra").mkdir(exist_ok=True)
         for ko in sorted((stage / "lib" / "modules").glob("*/*.ko")):
@@ -130,6 +141,12 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
         if not Path(f).is_file():
             raise StepFailed(f"{f} missing on the host: install the Debian package {package}")
         shutil.copy2(f, root / Path(f).relative_to("/"))
+    return write_cpio(root, out)
+
+
+def write_cpio(root: Path, out: Path) -> Path:
+    """root as an uncompressed newc archive at out: every file, sorted, its mtime 0 and
+    owner root, so that the same tree gives the same bytes."""
     for p in [root, *root.rglob("*")]:
         os.utime(p, (0, 0), follow_symlinks=False)
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))

@@ -38,7 +38,7 @@ def build_all() -> Artifacts:
         done = stamp.current(inputs)
         if done is not None:
             return Artifacts(**done)
-    from retrolink.build import bootstrap, initramfs, qemu_build
+    from retrolink.build import bootstrap, initramfs, layers, qemu_build
     from retrolink.build.guest_kernel import ensure_kernel
     from retrolink.build.ours_build import build_ours
     log = build_log()
@@ -62,6 +62,7 @@ def build_all() -> Artifacts:
             stage = build_ours(kernel, log, beside_qemu=qemu_cold)
             initrd = paths.build_dir() / "initramfs.cpio"
             initramfs.assemble(kernel, stage, initrd, log)
+            initrd_mpi = layers.assemble("mpi", initrd, stage, log)
             qemu = qemu_job.result()
         except BaseException:       # a failed step, or Ctrl-C: QEMU's build ends too
             failed.append(True)
@@ -69,7 +70,7 @@ def build_all() -> Artifacts:
             qemu_job.stop()
             raise
         art = Artifacts(qemu=qemu, kernel=kernel.vmlinuz, initrd=initrd,
-                        fabric=paths.fabric_binary())
+                        fabric=paths.fabric_binary(), initrd_mpi=initrd_mpi)
         built_record().write_text(json.dumps({k: str(v) for k, v in vars(art).items()}) + "\n")
         # the inputs as they were when this build started: an edit made while it ran is
         # seen by the next command

@@ -99,12 +99,35 @@ class ClusterSettings(Strict):
         return units.granularity_ns(self.node_cpu_mips(node))
 
 
+# The least guest RAM of a machine with each image layer. Our choice for "mpi": the base
+# initramfs and the layer unpack into the root tmpfs, which the kernel sizes to half the
+# RAM: 80 MB unpacked do not fit at 256 MiB (77 MB), and the ranks' buffers need room
+# besides (osu_alltoall at 1 MiB per peer); 384 MiB boots and runs every MPI program.
+LAYER_MIN_MIB = {"mpi": 384}
+
+
+class GuestSettings(Strict):
+    """What the guests boot besides the base image every machine boots."""
+    # image layers on top of the base initramfs (src/retrolink/build/layers.py): "mpi",
+    # Open MPI with its remote shell and our MPI programs (docs/mpi.md)
+    packages: list[typing.Literal["mpi"]] = Field(
+        default=[], description="image layers on top of the base initramfs")
+
+    @field_validator("packages")
+    @classmethod
+    def _once(cls, v):
+        if len(set(v)) != len(v):
+            raise ValueError(f"{v}: name each layer once")
+        return v
+
+
 # ---- the graph ------------------------------------------------------------------------
 
 class Machine(Strict):
     """A cluster as a graph: nodes carry boards, each board's port joins a network; and
     disks, which join none."""
     cluster: ClusterSettings
+    guest: GuestSettings = GuestSettings()
     networks: dict[Name, Network] = {}
     boards: dict[Name, Board] = {}
     disks: dict[Name, Disk] = {}
@@ -123,6 +146,15 @@ class Machine(Strict):
         if self.uses_fabric:
             return boot, run
         return boot or PLAIN_BOOT_TIMEOUT_S, run or PLAIN_RUN_TIMEOUT_S
+
+    @model_validator(mode="after")
+    def _room_for_layers(self):
+        for layer in self.guest.packages:
+            if self.cluster.memory_mib < LAYER_MIN_MIB[layer]:
+                raise ValueError(f"guest.packages has \"{layer}\": it needs cluster.memory_mib "
+                                 f"of at least {LAYER_MIN_MIB[layer]} MiB (this machine has "
+                                 f"{self.cluster.memory_mib}; docs/mpi.md)")
+        return self
 
     def boards_on(self, node: int) -> list[BoardBase]:
         return [b for b in self.boards.values() if node in b.node_ids(self.cluster.nodes)]
@@ -303,7 +335,7 @@ def _override_path(data: dict, key: str) -> list[str]:
     a board's or network's name (sx.sxm.mips), 'device.' or 'link.' for the only board
     or network, and a board's field (sxm.mips) when one board has it."""
     parts = key.split(".")
-    if parts[0] in ("cluster", "disks", *_NAMED_TABLES):
+    if parts[0] in ("cluster", "guest", "disks", *_NAMED_TABLES):
         return parts
     boards = data.get("boards") if isinstance(data.get("boards"), dict) else {}
     networks = data.get("networks") if isinstance(data.get("networks"), dict) else {}

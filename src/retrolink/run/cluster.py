@@ -230,7 +230,8 @@ class Cluster:
 
     def _snapshot_plan(self, conf: str, argvs: list[list[str]]) -> tuple[str, list[list[str]]]:
         """Start from this configuration's snapshot, or make it on the way (docs/snapshots.md)."""
-        binaries = [self.art.qemu, self.art.kernel, self.art.initrd]
+        binaries = [self.art.qemu, self.art.kernel,
+                    self.art.initrd_for(self.machine.guest.packages)]
         if snapshot.cold() or not all(p.is_file() for p in binaries):
             return conf, argvs      # (a missing binary: QEMU's start says what is wrong)
         key = snapshot.snapshot_key(binaries, argvs,

@@ -60,7 +60,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     # and no RARP announcements of QEMU's own after a load: on a host timer, they
     # would be frames nobody's guest sent
     argv += ["-global", "migration.announce-rounds=0"]
-    argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd), "-append", append]
+    argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd_for(machine.guest.packages)),
+             "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",
              "-serial", "chardev:console"]
