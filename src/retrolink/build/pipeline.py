@@ -85,7 +85,7 @@ def last_built() -> Artifacts:
     except (OSError, ValueError, TypeError) as e:
         raise StepFailed(f"{NO_BUILD} is set, but there is no build to take as it is "
                          f"({record}: {e}): run ./retrolink build, or unset {NO_BUILD}") from None
-    missing = [str(p) for p in vars(art).values() if not p.is_file()]
+    missing = [str(p) for p in vars(art).values() if p is not None and not p.is_file()]
     if missing:
         raise StepFailed(f"{NO_BUILD} is set, but the last build's {', '.join(missing)} "
                          f"is gone: run ./retrolink build, or unset {NO_BUILD}")
