@@ -25,10 +25,8 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     from retrolink.build.pipeline import build_all
     from retrolink.model.machine import MachineError, load_machine, parse_overrides
-    from retrolink.run import gdb
     from retrolink.run.runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
-    gdb.check_node(args.gdb, machine.cluster.nodes)
     if args.qemu_trace is not None and not re.fullmatch(r"[A-Za-z0-9_*?]+", args.qemu_trace):
         # it becomes -trace enable=PATTERN,file=...: a comma would add QEMU options
         raise MachineError(f"--qemu-trace {args.qemu_trace!r}: a trace event name or "
@@ -52,10 +50,11 @@ def cmd_run(args) -> int:
 def cmd_up(args) -> int:
     from retrolink.build.pipeline import build_all
     from retrolink.model.machine import load_machine, parse_overrides
-    from retrolink.run import gdb
     from retrolink.run.interactive import up
+    from retrolink.run.runner import check_node_options
     machine = load_machine(args.machine, parse_overrides(args.set))
-    gdb.check_node(args.gdb, machine.cluster.nodes)
+    if args.gdb is not None:
+        check_node_options(machine.cluster.nodes, {"--gdb": [args.gdb]})
     return up(machine, build_all(), gdb_node=args.gdb)
 
 

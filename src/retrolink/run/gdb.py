@@ -35,12 +35,6 @@ def qemu_args(sock: Path) -> list[str]:
     return ["-gdb", f"unix:{sock},server=on,wait=off"]
 
 
-def check_node(node: int | None, nodes: int) -> None:
-    """--gdb N must name a node of the machine (checked before anything boots)."""
-    if node is not None and not 0 <= node < nodes:
-        raise StepFailed(f"--gdb {node}: this machine has nodes 0..{nodes - 1}")
-
-
 def our_modules() -> dict[str, Path]:
     """Our guest modules as built, with their debug info (guest/kernel/kbuild.sh)."""
     return {p.stem: p for p in sorted((paths.build_dir() / "guest" / "kernel").glob("*.ko"))}

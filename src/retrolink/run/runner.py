@@ -108,6 +108,15 @@ def guest_script(words: list[str]) -> str:
     return words[0] if len(words) == 1 else shlex.join(words)
 
 
+def check_node_options(count: int, options: dict) -> None:
+    """Every node a command-line option names (option -> its nodes) is one of the
+    machine's count; checked before anything boots."""
+    for opt, ns in options.items():
+        for n in ns:
+            if not 0 <= n < count:
+                raise StepFailed(f"{opt} {n}: this machine has nodes 0..{count - 1}")
+
+
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
                 trace=False, qemu_trace=None, insn_profile=(), insn_per=1,
                 gdb_node=None) -> RunResult:
@@ -115,12 +124,8 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
     insn_profile, each of those nodes' instruction profile after it (per insn_per units
     of work); with gdb_node, that node's QEMU gets a gdbstub (docs/debugging.md)."""
     chosen = sorted(set(nodes)) if nodes else list(range(machine.cluster.nodes))
-    gdb.check_node(gdb_node, machine.cluster.nodes)
-    for opt, ns in (("--node", chosen), ("--insn-profile", insn_profile)):
-        for n in ns:
-            if not 0 <= n < machine.cluster.nodes:
-                raise StepFailed(f"{opt} {n}: this machine has nodes "
-                                 f"0..{machine.cluster.nodes - 1}")
+    check_node_options(machine.cluster.nodes, {"--node": chosen, "--insn-profile": insn_profile,
+                                               "--gdb": [] if gdb_node is None else [gdb_node]})
     for n in sorted(set(insn_profile) - set(chosen)):
         raise StepFailed(f"--insn-profile {n}: node {n} runs no command (--node chose "
                          f"{', '.join(map(str, chosen))}); profile a node that runs it, "
