@@ -111,3 +111,26 @@ def test_mitigations_reach_the_guest_kernel(setting, cmdline, spectre_v2):
     line, report = [l.removeprefix("[node0] ") for l in r.stdout.splitlines()]
     assert ("mitigations=off" in line.split()) == cmdline, line
     assert report.startswith(spectre_v2), report
+
+
+def test_a_capped_translation_cache_changes_no_output(artifacts):
+    """cluster.tb_size_mib reaches QEMU (-accel tcg,tb-size=) and, with a cache small
+    enough to be flushed and filled again, the guest does and times everything the same:
+    translation never changes what guest code does or how many instructions it runs."""
+    from retrolink.model.machine import load_machine
+    from retrolink.run.runner import run_cluster
+    small = load_machine("plain", {"cluster.tb_size_mib": 8})
+    cmd = ("echo MARK ready; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
+           "ls -R / | wc -l; cat /proc/uptime")
+    runs = [run_cluster(m, artifacts, {0: cmd}, "tb-size")
+            for m in (load_machine("plain"), small)]
+    for r in runs:
+        assert r.ok, r.problems
+    assert runs[0].nodes[0].lines == runs[1].nodes[0].lines
+    cmdlines = [(r.run_dir / "node0-qemu.cmdline").read_text().split() for r in runs]
+    assert "tcg" in cmdlines[0] and "tcg,tb-size=8" in cmdlines[1]
+    # each node's QEMU resident memory when its mark appeared: a booted 256 MiB guest
+    # and QEMU itself, not nothing and not more than the guest's RAM and a full cache
+    for r in runs:
+        rss_mib = r.mark_rss_kib[(0, "ready")] / 1024
+        assert 64 < rss_mib < 256 + 1024, rss_mib

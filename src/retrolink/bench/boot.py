@@ -23,8 +23,9 @@ HELP = ("cluster-ready time on --machine at each node count (--nodes): cold, col
         "making the snapshot, and from the snapshot (docs/snapshots.md)")
 
 
-def _ready_s(machine, art, way: str) -> float:
-    """Seconds from starting the cluster to the last node's MARK."""
+def _ready(machine, art, way: str) -> tuple[float, list[int]]:
+    """Seconds from starting the cluster to the last node's MARK, and each node's QEMU
+    resident memory (KiB) at its MARK."""
     nodes = machine.cluster.nodes
     start = time.monotonic()
     result = run_cluster(machine, art, {n: "echo MARK ready" for n in range(nodes)},
@@ -35,7 +36,8 @@ def _ready_s(machine, art, way: str) -> float:
     # marks are timed from the start of the wait (its wall_s runs from there to the
     # end): add what starting took
     starting = (time.monotonic() - start) - result.wall_s
-    return starting + max(result.marks[(n, "ready")] for n in range(nodes))
+    return (starting + max(result.marks[(n, "ready")] for n in range(nodes)),
+            [result.mark_rss_kib[(n, "ready")] for n in range(nodes)])
 
 
 def measure(machine_name: str, overrides: dict, nodes: int, art) -> dict:
@@ -51,7 +53,9 @@ def measure(machine_name: str, overrides: dict, nodes: int, art) -> dict:
                 os.environ["RETROLINK_COLD"] = "1"
             else:
                 os.environ.pop("RETROLINK_COLD", None)
-            point[way] = _ready_s(machine, art, way)
+            point[way], rss = _ready(machine, art, way)
+            point[f"{way}_rss_mib"] = {"mean": round(sum(rss) / len(rss) / 1024, 1),
+                                       "max": round(max(rss) / 1024, 1)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         for k, v in saved.items():
@@ -64,10 +68,14 @@ def measure(machine_name: str, overrides: dict, nodes: int, art) -> dict:
 
 def table(name: str, points: list[dict]) -> str:
     lines = [f"cluster ready (wall s from the command to every node's command running), "
-             f"machine {name}",
-             f"{'nodes':>5} {'cold':>8} {'making':>8} {'snapshot':>9}"]
+             f"machine {name}; resident memory of a node's QEMU then (MiB, mean/max)",
+             f"{'nodes':>5} {'cold':>8} {'making':>8} {'snapshot':>9} "
+             f"{'RSS cold':>13} {'RSS snapshot':>13}"]
     for p in points:
-        lines.append(f"{p['nodes']:>5} {p['cold']:8.1f} {p['making']:8.1f} {p['snapshot']:9.1f}")
+        rss = {w: f"{p[w + '_rss_mib']['mean']:.0f}/{p[w + '_rss_mib']['max']:.0f}"
+               for w in ("cold", "snapshot")}
+        lines.append(f"{p['nodes']:>5} {p['cold']:8.1f} {p['making']:8.1f} {p['snapshot']:9.1f} "
+                     f"{rss['cold']:>13} {rss['snapshot']:>13}")
     return "\n".join(lines)
 
 

@@ -36,6 +36,11 @@ class ClusterSettings(Strict):
     description: str = ""
     nodes: int = Field(ge=1, le=64, description="VM nodes, ids 0..nodes-1")
     memory_mib: int = Field(default=256)
+    # QEMU's translation cache per node in MiB (-accel tcg,tb-size=); unset: QEMU's own
+    # default (1 GiB, filled as code is translated). A cap for clusters of many nodes
+    # (docs/machines.md, "Many nodes on one host"); how guest code is translated never
+    # changes what it does or its instruction counts, so no figure depends on it
+    tb_size_mib: Optional[int] = Field(default=None, ge=8, le=1024)
     # guest CPU speed, any number of MIPS within units.MIN_CPU_MIPS..MAX_CPU_MIPS
     # (QEMU's -icount: units.icount_option)
     cpu_mips: float = Field(default=125.0, description="guest CPU speed in MIPS")

@@ -26,7 +26,7 @@ from retrolink.run.dir_watch import DirWatch
 from retrolink.run.diagnosis import (
     console_reason, exit_description, fabric_failure, kernel_complaints, last_words,
     disconnect_reason, disconnected_nodes, process_state, qemu_failure, read_fabric_status,
-    stall_reason, stalled_nodes
+    resident_kib, stall_reason, stalled_nodes
 )
 from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
@@ -77,6 +77,8 @@ class RunResult:
     marks: dict = field(default_factory=dict)   # (node, name) -> host seconds since start
     # (node, name) -> every node's lock-step slot when that mark appeared (bench fabric)
     mark_slots: dict = field(default_factory=dict)
+    # (node, name) -> that node's QEMU resident memory (KiB) when the mark appeared
+    mark_rss_kib: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -146,6 +148,7 @@ class Cluster:
         self.nodes: list[subprocess.Popen] = []
         self.files: list[NodeFiles] = []
         self.outputs: list[NodeOutput] = []
+        self.mark_rss: dict = {}     # RunResult.mark_rss_kib
         self.sockets = socket_dir(run_dir)
         self.socket = self.sockets / "fabric.sock"
         self.stats_path = run_dir / "fabric-stats.json"
@@ -339,7 +342,7 @@ class Cluster:
         results = [self._node_result(n, still_running, ended_by, waited_for, cut_off, limit)
                    for n in range(len(self.nodes))]
         run = RunResult(nodes=results, run_dir=self.dir, wall_s=time.monotonic() - start,
-                        marks=marks, mark_slots=mark_slots)
+                        marks=marks, mark_slots=mark_slots, mark_rss_kib=self.mark_rss)
         if self.fabric:
             run.fabric_problem = fabric_failure(self.fabric.returncode, fabric_died_at is not None,
                                                 self.fabric_log, self.stats_path)
@@ -402,6 +405,7 @@ class Cluster:
                 key = (n, line[5:].strip()) if line.startswith("MARK ") else None
                 if key and key not in marks:
                     marks[key] = time.monotonic() - start
+                    self.mark_rss[key] = resident_kib(self.nodes[n].pid)
                     if self.fabric:
                         mark_slots[key] = lockstep.read_slots(self.socket)
 

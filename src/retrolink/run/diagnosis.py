@@ -77,6 +77,16 @@ def process_state(pid: int) -> str:
     return stat.rsplit(")", 1)[1].split()[0]
 
 
+def resident_kib(pid: int) -> int:
+    """A process's resident memory (VmRSS) in KiB, or 0 once it has gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    m = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return int(m.group(1)) if m else 0
+
+
 def qemu_failure(node: int, rc: int, qemu_log: Path) -> str:
     """A QEMU that exited on its own with a status that is not the guest's normal end."""
     words = last_words(qemu_log)

@@ -44,7 +44,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     mitigations = "mitigations=off" if c.mitigations == "off" else ""
     append = " ".join(a for a in ("console=ttyS0 panic=-1 loglevel=4 tsc=reliable", mitigations,
                                   c.kernel_cmdline) if a)
-    argv = [str(art.qemu), "-M", "q35", "-accel", "tcg", "-smp", "1", "-m", str(c.memory_mib),
+    accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
+    argv = [str(art.qemu), "-M", "q35", "-accel", accel, "-smp", "1", "-m", str(c.memory_mib),
             "-icount", f"{c.node_icount_option(node)},sleep=off",
             "-rtc", f"clock=vm,base={RTC_BASE}",
             "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
