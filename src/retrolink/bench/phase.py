@@ -23,7 +23,18 @@ def run_measured(machine: Machine, art: Artifacts, scripts: dict[int, str], what
     if (result.fabric_stats or {}).get("causality_violations", 0):
         raise StepFailed(f"'{what}': the fabric counted causality violations; results would "
                          f"not be exact (logs: {result.run_dir})")
+    say(f"  {machine.cluster.name}: {what}: {result.wall_s:.1f} host s{virtual_s(result)}")
     return result
+
+
+def virtual_s(result) -> str:
+    """', V virtual s, N sync points' (the node's with the most) from the fabric's
+    counters, if it wrote them; V counts from 0, the boot included."""
+    nodes = (result.fabric_stats or {}).get("nodes") or []
+    if not nodes:
+        return ""
+    v = max(n["last_time_ns"] for n in nodes) / 1e9
+    return f", {v:.2f} virtual s, {max(n['syncs'] for n in nodes)} sync points"
 
 
 def run_at_once(jobs: list) -> list:

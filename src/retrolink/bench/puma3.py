@@ -4,7 +4,8 @@ measured in the guests under the timed model.
 Bandwidth is NetPIPE's: a transfer of S bytes goes from node 0 to node 1 and back, and
 bandwidth = S / (mean round trip / 2), on the bandwidth machine (SPARCstation 2 + Weitek):
 vs transfer size for the raw protocol and the three Fast Messages send modes (fc_bench),
-and for TCP/IP over the adapter's IP interface (NPtcp, one size per run). Streaming
+and for TCP/IP over the adapter's IP interface (NPtcp: a run per small size, one over
+the large ones). Streaming
 (fc_bench --mode stream): node 0 sends a run of messages to node 1, preparing (filling)
 each buffer before it goes, and bandwidth = bytes / time; with zero-copy DMA the
 preparation and the DMA take turns, with the split send API the next buffer is prepared
@@ -12,9 +13,9 @@ while the adapter reads the last. On the latency machine (SPARCstation 5): FM on
 latency (half the mean round trip) vs size for each FM send mode; `fm_latency_us` is FM
 as designed, with PIO sends.
 
-Five boots, as many at a time as there are cores, each on a core of its own
-(phase.run_at_once): TCP at its largest size, ping-pong of PIO and split FM, ping-pong of
-raw and zero-copy FM, streaming then TCP at the other sizes, latency. Each
+Four boots, as many at a time as there are cores, each on a core of its own
+(phase.run_at_once): streaming then TCP, ping-pong of PIO and split FM, ping-pong of raw
+and zero-copy FM, latency. Each
 cluster is deterministic on its own, so running them at once changes no figure; what it
 saves is host time (docs/boards/fc.md, "The benchmark").
 """
@@ -67,16 +68,33 @@ def same_on_both(script: str) -> dict[int, str]:
     return {0: script, 1: script}
 
 
+def nptcp_run(d: dict, lo: int, hi: int) -> dict[int, str]:
+    """NPtcp from lo to hi bytes: node 0 transmits, node 1 receives. Without perturbation
+    NetPIPE goes from lo by a half and a quarter of the size reached (lo, 3lo/2, 2lo,
+    3lo, 4lo, ...), which reaches every lo * 2^k up to hi."""
+    opts = f"-P {NPTCP_PORT} -l {lo} -u {hi} -p 0 -n {d['tcp']['repeats']}"
+    return {0: f"NPtcp -h node1 {opts} -o /dev/null", 1: f"NPtcp {opts} -o /dev/null >/dev/null"}
+
+
 def tcp_scripts(d: dict, sizes) -> dict[int, str]:
-    """NPtcp per size: node 0 transmits (its lines follow '@@tcp'), node 1 receives."""
-    tcp_send, tcp_recv = [], []
-    for s in sizes:
-        opts = f"-P {NPTCP_PORT} -l {s} -u {s} -p 0 -n {d['tcp']['repeats']}"
-        tcp_send.append(f"NPtcp -h node1 {opts} -o /dev/null")
-        tcp_recv.append(f"NPtcp {opts} -o /dev/null >/dev/null")
-    # the NPtcp receiver is started before the first transmitter tries to connect: the
+    """NPtcp: node 0 transmits (its lines follow '@@tcp'), node 1 receives. Each size
+    below [tcp] one_run_from in a run of its own, then one run over the others: before
+    its first size NetPIPE times 100 round trips of that size, untimed, which run per
+    size would be most of NPtcp's traffic at the largest sizes (bench/puma3.toml)."""
+    own = [s for s in sizes if s < d["tcp"]["one_run_from"]]
+    rest = [s for s in sizes if s not in own]
+    runs = [nptcp_run(d, s, s) for s in own]
+    if rest:
+        lo, hi = min(rest), max(rest)
+        odd = [s for s in rest if s % lo or (s // lo) & (s // lo - 1)]
+        if odd:
+            raise ValueError(f"one NPtcp run from {lo} bytes measures {lo} * 2^k bytes, "
+                             f"not {csv(odd)}")
+        runs.append(nptcp_run(d, lo, hi))
+    # each NPtcp receiver is started before its transmitter tries to connect: the
     # transmitter retries its connect, the receiver waits in accept
-    return {0: " && ".join(["echo @@tcp"] + tcp_send), 1: " && ".join(tcp_recv)}
+    return {0: " && ".join(["echo @@tcp"] + [r[0] for r in runs]),
+            1: " && ".join(r[1] for r in runs)}
 
 
 def chain(*scripts: dict[int, str]) -> dict[int, str]:
@@ -97,8 +115,7 @@ def nptcp_MBps(lines: list[str]) -> dict[str, float]:
 
 
 # The bandwidth machine's ping-pong in two boots of puma-iii (phase.run_at_once), PIO (the
-# slower) first; a third streams, then runs NPtcp but for its largest sizes, which have a
-# boot of their own ([tcp] own_boot).
+# slower) first; a third streams, then runs NPtcp.
 PINGPONG_BOOTS = (("fm_pio", "fm_split"), ("raw", "fm_zc_dma"))
 
 
@@ -112,12 +129,6 @@ def measure_pingpong(machine: Machine, art: Artifacts, d: dict, protocols) -> di
             for proto in protocols}
 
 
-def tcp_split(d: dict) -> tuple[list, list]:
-    """The sizes NPtcp measures after streaming, and those in a boot of their own."""
-    own = [s for s in d["sizes"] if s in d["tcp"]["own_boot"]]
-    return [s for s in d["sizes"] if s not in own], own
-
-
 def measured_tcp(result, sizes) -> dict[str, float]:
     (n0,) = [r for r in result.nodes if r.node == 0]
     tcp = nptcp_MBps(n0.lines)
@@ -129,23 +140,13 @@ def measured_tcp(result, sizes) -> dict[str, float]:
 
 
 def measure_stream_tcp(machine: Machine, art: Artifacts, d: dict) -> tuple[dict, dict]:
-    """FM streaming bandwidth {protocol: {size: MB/s}}, and NPtcp's {size: MB/s} (but
-    for the sizes of [tcp] own_boot)."""
-    sizes = tcp_split(d)[0]
-    result = _run(machine, art, chain(same_on_both(fc_stream(d)), tcp_scripts(d, sizes)),
+    """FM streaming bandwidth {protocol: {size: MB/s}}, and NPtcp's {size: MB/s}."""
+    result = _run(machine, art, chain(same_on_both(fc_stream(d)), tcp_scripts(d, d["sizes"])),
                   "FM streaming bandwidth (zero-copy DMA, split), TCP/IP bandwidth")
     res = [x for r in result.nodes for x in parse_results(r.node, r.lines)]
     stream = {proto: {str(s): stream_point(res, proto, s).num("MBps")
                       for s in d["stream"]["sizes"]} for proto in STREAM_PROTOCOLS}
-    return stream, measured_tcp(result, sizes)
-
-
-def measure_tcp(machine: Machine, art: Artifacts, d: dict) -> dict:
-    """NPtcp's {size: MB/s} for the sizes of [tcp] own_boot, in a boot of their own."""
-    sizes = tcp_split(d)[1]
-    result = _run(machine, art, tcp_scripts(d, sizes),
-                  f"TCP/IP bandwidth at {csv(sizes)} bytes")
-    return measured_tcp(result, sizes)
+    return stream, measured_tcp(result, d["sizes"])
 
 
 def point(res, proto: str, size: int):
@@ -177,17 +178,13 @@ def run_puma3(overrides: dict, art: Artifacts, quick: bool) -> dict:
     d.setdefault("protocols", list(PROTOCOLS))
     bw_machine = load_machine(d["machines"]["bandwidth"], overrides)
     lat_machine = load_machine(d["machines"]["latency"], overrides)
-    # the longest first: TCP's largest size costs as much host time as all the rest
-    jobs = [partial(measure_tcp, bw_machine, art, d)] if tcp_split(d)[1] else []
+    # the longest first
+    jobs = [partial(measure_stream_tcp, bw_machine, art, d)]
     jobs += [partial(measure_pingpong, bw_machine, art, d, group) for group in PINGPONG_BOOTS
              if set(group) & set(d["protocols"])]
-    jobs += [partial(measure_stream_tcp, bw_machine, art, d),
-             partial(measure_latency, lat_machine, art, d)]
-    found = run_at_once(jobs)
-    tcp = found.pop(0) if tcp_split(d)[1] else {}
-    *pingpong, (stream, tcp_rest), lat = found
+    jobs += [partial(measure_latency, lat_machine, art, d)]
+    (stream, tcp), *pingpong, lat = run_at_once(jobs)
     bw = {p: v for group in pingpong for p, v in group.items()}
-    tcp |= tcp_rest
     bw = {p: bw[p] for p in d["protocols"]} | {"tcp": {str(s): tcp[str(s)] for s in d["sizes"]}}
     out = {"bandwidth_MBps": bw,
            "peak_MBps": {k: max(v.values()) for k, v in bw.items()},

@@ -1,6 +1,9 @@
 """`retrolink bench puma3`: runs and reports every figure of the paper's form; and its
 programs, run twice, print the same bytes (the figures are a function of what they print:
 bench sx compares a whole benchmark twice, tests/boards/sx/test_sx_bench.py)."""
+import re
+
+import pytest
 from helpers import (guest_script_run, quick_bench, same_output_twice,
                      same_output_with_and_without_the_live_clock)
 
@@ -32,11 +35,31 @@ def test_the_bandwidth_programs_print_the_same_bytes_twice(artifacts):
     """fc_bench on every protocol and NPtcp over FC, as the benchmark runs them, shorter."""
     d = puma3.load_definition(quick=True)
     d["sizes"], d["bandwidth"]["bytes"] = [64, 4096], 16384
+    # NPtcp at 64 bytes in a run of its own, from 1024 to 4096 in one run
+    d["tcp"]["one_run_from"] = 1024
     scripts = puma3.chain(puma3.same_on_both(puma3.fc_bench(d, d["protocols"], d["sizes"])),
-                          puma3.tcp_scripts(d, d["sizes"]))
+                          puma3.tcp_scripts(d, [64, 1024, 4096]))
     lines = same_output_twice(d["machines"]["bandwidth"], scripts, artifacts)
     assert sum("RESULT pingpong" in l for l in lines[0]) == 2 * len(d["protocols"])
-    assert puma3.nptcp_MBps(lines[0]).keys() == {"64", "4096"}
+    # the one run steps through 1536, 2048 and 3072 bytes too
+    assert puma3.nptcp_MBps(lines[0]).keys() == {"64", "1024", "1536", "2048", "3072", "4096"}
+
+
+def test_nptcp_runs_a_size_each_below_one_run_from_and_one_run_over_the_others():
+    d = puma3.load_definition(quick=False)
+    small = [s for s in d["sizes"] if s < d["tcp"]["one_run_from"]]
+    assert small and len(small) < len(d["sizes"])
+    scripts = puma3.tcp_scripts(d, d["sizes"])
+    sent, received = scripts[0].split(" && "), scripts[1].split(" && ")
+    assert sent[0] == "echo @@tcp" and len(sent) == len(received) + 1 == len(small) + 2
+    bounds = [re.search(r"-l (\d+) -u (\d+)", r).groups() for r in sent[1:]]
+    assert bounds == [(str(s), str(s)) for s in small] + \
+        [(str(d["tcp"]["one_run_from"]), str(max(d["sizes"])))]
+    assert [re.search(r"-l \d+ -u \d+", r)[0] for r in received] == \
+        [re.search(r"-l \d+ -u \d+", r)[0] for r in sent[1:]]
+    # one run reaches its lower size times 2^k only
+    with pytest.raises(ValueError, match="not 196608"):
+        puma3.tcp_scripts(d, [65536, 196608, 262144])
 
 
 def test_the_streaming_measurement_prints_the_same_bytes_twice_and_split_wins(artifacts):
