@@ -23,7 +23,7 @@ def test_quick_bench_reports_every_figure(tmp_path):
     top = d["sizes"]["max"]
     for machine in d["machines"]:
         m = r[machine]
-        for _, _, key in PROGRAMS.values():
+        for _, key in PROGRAMS.values():
             lo = 4 if key == "allreduce_us" else 1
             assert sorted(m[key], key=int) == sizes(lo, top), (machine, key, m[key])
             # (OSU's format has 2 decimals: 1 B at a few ms is 0.00 MB/s)

@@ -11,9 +11,11 @@
 #define OSU_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 struct osu {
     const char *prog;
+    MPI_Comm comm;              /* the measurement's ranks; rank and ranks in it */
     int rank, ranks;
     long min, max, iters, warmup, iters_large, warmup_large, large, window;
     char *s_buf, *r_buf;        /* --max bytes each (times the ranks: per_peer) */
@@ -22,7 +24,7 @@ struct osu {
 
 /* One measurement: its program, what it prints, and its value for one size. */
 struct osu_test {
-    const char *prog, *title, *column;
+    const char *prog, *name, *title, *column;    /* name: rl_osu_all's for it */
     int ranks;                  /* the ranks it needs; 0: any number from 2 */
     long min_size;              /* the least size it takes */
     int window;                 /* whether --window is an option (default 64) */
@@ -30,12 +32,24 @@ struct osu_test {
     double (*measure)(struct osu *o, long size);
 };
 
+/* The five, in the order rl_osu_all runs them (rl_osu_<name>.c). */
+extern const struct osu_test osu_latency, osu_bw, osu_bibw, osu_allreduce, osu_alltoall;
+
 /*
  * The whole program: MPI_Init, the options (the same on every rank: a bad one ends every
  * rank with status 2), the buffers, then for each size, powers of 2 from --min to --max,
  * a row with t->measure's value (rank 0 prints); MPI_Finalize. Returns the exit status.
  */
 int osu_main(const struct osu_test *t, int argc, char **argv);
+/*
+ * What osu_main does between MPI_Init and MPI_Finalize, in parts for rl_osu_all: the
+ * options (min_size: the least --min; window: whether --window is an option), the
+ * buffers (bytes each), and one measurement's table on o->comm, its sizes from the
+ * larger of --min and the test's least.
+ */
+void osu_options(struct osu *o, long min_size, int window, int argc, char **argv);
+void osu_buffers(struct osu *o, size_t bytes);
+void osu_table(const struct osu_test *t, struct osu *o);
 long osu_iters(const struct osu *o, long size);
 /*
  * After a barrier, iter(o, size) --warmup times untimed, then --iters times timed (for

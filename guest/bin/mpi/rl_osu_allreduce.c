@@ -12,7 +12,7 @@
 static void allreduce(struct osu *o, long size)
 {
     MPI_Allreduce(o->s_buf, o->r_buf, size / sizeof(float), MPI_FLOAT, MPI_SUM,
-                  MPI_COMM_WORLD);
+                  o->comm);
 }
 
 static double latency_us(struct osu *o, long size)
@@ -20,12 +20,8 @@ static double latency_us(struct osu *o, long size)
     return osu_collective_us(o, size, allreduce);
 }
 
-static const struct osu_test test = {
-    .prog = "rl_osu_allreduce", .title = "OSU MPI Allreduce Latency Test",
+const struct osu_test osu_allreduce = {
+    .prog = "rl_osu_allreduce", .name = "allreduce",
+    .title = "OSU MPI Allreduce Latency Test",
     .column = "Avg Latency(us)", .min_size = sizeof(float), .measure = latency_us,
 };
-
-int main(int argc, char **argv)
-{
-    return osu_main(&test, argc, argv);
-}

@@ -11,7 +11,7 @@
 
 static void alltoall(struct osu *o, long size)
 {
-    MPI_Alltoall(o->s_buf, size, MPI_CHAR, o->r_buf, size, MPI_CHAR, MPI_COMM_WORLD);
+    MPI_Alltoall(o->s_buf, size, MPI_CHAR, o->r_buf, size, MPI_CHAR, o->comm);
 }
 
 static double latency_us(struct osu *o, long size)
@@ -19,12 +19,8 @@ static double latency_us(struct osu *o, long size)
     return osu_collective_us(o, size, alltoall);
 }
 
-static const struct osu_test test = {
-    .prog = "rl_osu_alltoall", .title = "OSU MPI All-to-All Personalized Exchange Latency Test",
+const struct osu_test osu_alltoall = {
+    .prog = "rl_osu_alltoall", .name = "alltoall",
+    .title = "OSU MPI All-to-All Personalized Exchange Latency Test",
     .column = "Avg Latency(us)", .min_size = 1, .per_peer = 1, .measure = latency_us,
 };
-
-int main(int argc, char **argv)
-{
-    return osu_main(&test, argc, argv);
-}

@@ -14,9 +14,9 @@ static void windows(struct osu *o, long size)
     int peer = 1 - o->rank;
 
     for (long j = 0; j < o->window; j++)
-        MPI_Irecv(o->r_buf, size, MPI_CHAR, peer, 10, MPI_COMM_WORLD, &o->req[j]);
+        MPI_Irecv(o->r_buf, size, MPI_CHAR, peer, 10, o->comm, &o->req[j]);
     for (long j = 0; j < o->window; j++)
-        MPI_Isend(o->s_buf, size, MPI_CHAR, peer, 10, MPI_COMM_WORLD, &o->req[o->window + j]);
+        MPI_Isend(o->s_buf, size, MPI_CHAR, peer, 10, o->comm, &o->req[o->window + j]);
     MPI_Waitall(2 * o->window, o->req, MPI_STATUSES_IGNORE);
 }
 
@@ -27,13 +27,9 @@ static double bandwidth_MBps(struct osu *o, long size)
     return size / 1e6 * osu_iters(o, size) * o->window * 2 / t;
 }
 
-static const struct osu_test test = {
-    .prog = "rl_osu_bibw", .title = "OSU MPI Bi-Directional Bandwidth Test",
+const struct osu_test osu_bibw = {
+    .prog = "rl_osu_bibw", .name = "bibw",
+    .title = "OSU MPI Bi-Directional Bandwidth Test",
     .column = "Bandwidth (MB/s)", .ranks = 2, .min_size = 1, .window = 1,
     .measure = bandwidth_MBps,
 };
-
-int main(int argc, char **argv)
-{
-    return osu_main(&test, argc, argv);
-}

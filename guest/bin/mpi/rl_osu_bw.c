@@ -13,14 +13,14 @@ static void window(struct osu *o, long size)
 {
     if (o->rank == 0) {
         for (long j = 0; j < o->window; j++)
-            MPI_Isend(o->s_buf, size, MPI_CHAR, 1, 100, MPI_COMM_WORLD, &o->req[j]);
+            MPI_Isend(o->s_buf, size, MPI_CHAR, 1, 100, o->comm, &o->req[j]);
         MPI_Waitall(o->window, o->req, MPI_STATUSES_IGNORE);
-        MPI_Recv(o->r_buf, 4, MPI_CHAR, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(o->r_buf, 4, MPI_CHAR, 1, 101, o->comm, MPI_STATUS_IGNORE);
     } else {
         for (long j = 0; j < o->window; j++)
-            MPI_Irecv(o->r_buf, size, MPI_CHAR, 0, 100, MPI_COMM_WORLD, &o->req[j]);
+            MPI_Irecv(o->r_buf, size, MPI_CHAR, 0, 100, o->comm, &o->req[j]);
         MPI_Waitall(o->window, o->req, MPI_STATUSES_IGNORE);
-        MPI_Send(o->s_buf, 4, MPI_CHAR, 0, 101, MPI_COMM_WORLD);
+        MPI_Send(o->s_buf, 4, MPI_CHAR, 0, 101, o->comm);
     }
 }
 
@@ -31,12 +31,8 @@ static double bandwidth_MBps(struct osu *o, long size)
     return size / 1e6 * osu_iters(o, size) * o->window / t;
 }
 
-static const struct osu_test test = {
-    .prog = "rl_osu_bw", .title = "OSU MPI Bandwidth Test", .column = "Bandwidth (MB/s)",
+const struct osu_test osu_bw = {
+    .prog = "rl_osu_bw", .name = "bw",
+    .title = "OSU MPI Bandwidth Test", .column = "Bandwidth (MB/s)",
     .ranks = 2, .min_size = 1, .window = 1, .measure = bandwidth_MBps,
 };
-
-int main(int argc, char **argv)
-{
-    return osu_main(&test, argc, argv);
-}

@@ -14,11 +14,11 @@ static void round_trip(struct osu *o, long size)
     int peer = 1 - o->rank;
 
     if (o->rank == 0) {
-        MPI_Send(o->s_buf, size, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-        MPI_Recv(o->r_buf, size, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(o->s_buf, size, MPI_CHAR, peer, 1, o->comm);
+        MPI_Recv(o->r_buf, size, MPI_CHAR, peer, 1, o->comm, MPI_STATUS_IGNORE);
     } else {
-        MPI_Recv(o->r_buf, size, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Send(o->s_buf, size, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+        MPI_Recv(o->r_buf, size, MPI_CHAR, peer, 1, o->comm, MPI_STATUS_IGNORE);
+        MPI_Send(o->s_buf, size, MPI_CHAR, peer, 1, o->comm);
     }
 }
 
@@ -27,12 +27,8 @@ static double latency_us(struct osu *o, long size)
     return osu_timed(o, size, round_trip) * 1e6 / (2.0 * osu_iters(o, size));
 }
 
-static const struct osu_test test = {
-    .prog = "rl_osu_latency", .title = "OSU MPI Latency Test", .column = "Latency (us)",
+const struct osu_test osu_latency = {
+    .prog = "rl_osu_latency", .name = "latency",
+    .title = "OSU MPI Latency Test", .column = "Latency (us)",
     .ranks = 2, .min_size = 1, .measure = latency_us,
 };
-
-int main(int argc, char **argv)
-{
-    return osu_main(&test, argc, argv);
-}

@@ -1,10 +1,11 @@
 """`retrolink bench mpi`: MPI over each machine's IP network (bench/mpi.toml, docs/mpi.md).
 
 Each machine boots once with the MPI image layer ([guest] packages = ["mpi"], with the
-memory the layer needs) and node 0 runs the five measurements in turn, each an MPI job
-(mpi-run, every node taking part): rl_osu_latency, rl_osu_bw and rl_osu_bibw between
-nodes 0 and 1, rl_osu_allreduce and rl_osu_alltoall over every node. Their tables (OSU's
-format) become one table per measurement, the machines side by side, and a plot.
+memory the layer needs) and runs the five measurements in one MPI job (mpi-run
+rl_osu_all, every node taking part: one launch, not one a measurement): latency,
+bandwidth and bidirectional bandwidth between nodes 0 and 1, MPI_Allreduce and
+MPI_Alltoall over every node. Their tables (OSU's format, each between rl_osu_all's
+markers) become one table per measurement, the machines side by side, and a plot.
 """
 import re
 
@@ -20,12 +21,13 @@ HELP = ("MPI (Open MPI over TCP/IP, docs/mpi.md) on each machine's network, the 
         "micro-benchmarks' method: latency, bandwidth, bidirectional bandwidth, "
         "MPI_Allreduce and MPI_Alltoall vs message size; --machine M (repeatable)")
 MANY_MACHINES = True
-# measurement -> (program, ranks: 2 or every node, the result's key)
-PROGRAMS = {"latency": ("rl_osu_latency", 2, "latency_us"),
-            "bw": ("rl_osu_bw", 2, "bw_MBps"),
-            "bibw": ("rl_osu_bibw", 2, "bibw_MBps"),
-            "allreduce": ("rl_osu_allreduce", None, "allreduce_us"),
-            "alltoall": ("rl_osu_alltoall", None, "alltoall_us")}
+# measurement -> (the program that runs it alone, the result's key); rl_osu_all runs the
+# five in this order
+PROGRAMS = {"latency": ("rl_osu_latency", "latency_us"),
+            "bw": ("rl_osu_bw", "bw_MBps"),
+            "bibw": ("rl_osu_bibw", "bibw_MBps"),
+            "allreduce": ("rl_osu_allreduce", "allreduce_us"),
+            "alltoall": ("rl_osu_alltoall", "alltoall_us")}
 ROW = re.compile(r"^(\d+)\s+(\d+\.\d+)$")
 
 
@@ -47,25 +49,15 @@ def with_mpi(name: str, overrides: dict) -> Machine:
     return machine
 
 
-def program_args(d: dict, program: str) -> str:
-    s, it = d["sizes"], d["iterations"]
-    args = (f"--min {max(s['min'], 4 if program == 'rl_osu_allreduce' else 1)} --max {s['max']} "
-            f"--iters {it['iters']} --warmup {it['warmup']} --large {it['large']} "
-            f"--iters-large {it['iters_large']} --warmup-large {it['warmup_large']}")
-    if program in ("rl_osu_bw", "rl_osu_bibw"):
-        args += f" --window {it['window']}"
-    return args
-
-
 def script(d: dict) -> str:
-    """Every node's command: the jobs in turn (mpi-run gives each node its part), node 0's
-    tables between markers."""
-    jobs = []
-    for name, (program, ranks, _) in PROGRAMS.items():
-        n = f"-n {ranks} " if ranks else ""
-        jobs.append(f"echo '@@osu {name}' && mpi-run {n}{program} {program_args(d, program)} "
-                    f"&& echo '@@end {name}'")
-    return " && ".join(jobs)
+    """Every node's command: one job of rl_osu_all (mpi-run gives each node its part);
+    node 0 prints the tables, each between its markers. (--min is raised to a
+    measurement's least size by the program: MPI_Allreduce's 4 bytes.)"""
+    s, it = d["sizes"], d["iterations"]
+    return (f"mpi-run rl_osu_all --min {s['min']} --max {s['max']} "
+            f"--iters {it['iters']} --warmup {it['warmup']} --large {it['large']} "
+            f"--iters-large {it['iters_large']} --warmup-large {it['warmup_large']} "
+            f"--window {it['window']}")
 
 
 def parse_table(lines: list[str], name: str) -> dict[str, float]:
@@ -73,10 +65,10 @@ def parse_table(lines: list[str], name: str) -> dict[str, float]:
     try:
         body = lines[lines.index(f"@@osu {name}") + 1:lines.index(f"@@end {name}")]
     except ValueError:
-        raise StepFailed(f"{PROGRAMS[name][0]}: no table between its markers") from None
+        raise StepFailed(f"rl_osu_all: no {name} table between its markers") from None
     rows = {m.group(1): float(m.group(2)) for m in map(ROW.match, body) if m}
     if not rows:
-        raise StepFailed(f"{PROGRAMS[name][0]} printed no rows")
+        raise StepFailed(f"rl_osu_all printed no {name} rows")
     return rows
 
 
@@ -85,7 +77,7 @@ def measure(machine: Machine, art: Artifacts, d: dict) -> dict:
     result = run_measured(machine, art, {n: cmd for n in range(machine.cluster.nodes)},
                           "MPI latency, bandwidth and collectives", "bench-mpi")
     (n0,) = [r for r in result.nodes if r.node == 0]
-    out = {key: parse_table(n0.lines, name) for name, (_, _, key) in PROGRAMS.items()}
+    out = {key: parse_table(n0.lines, name) for name, (_, key) in PROGRAMS.items()}
     out["ranks"] = machine.cluster.nodes
     out["parameters"] = results.machine_parameters(machine)
     return out
