@@ -86,11 +86,11 @@ def test_a_tcp_stream_through_the_hub_loses_nothing(senders):
     receiver reported as duplicates (D-SACK: nothing was lost); the senders did have to
     wait."""
     if senders == 2:
-        roles = {"n0": f"{iperf_client('tcp0', '-c node1 -t 2')} && {REPORT}",
+        roles = {"n0": f"{iperf_client('tcp0', '-c node1 -t 1')} && {REPORT}",
                  "n1": f"iperf3 -s -1 >/dev/null && {REPORT}"}
     else:
         roles = {f"n{i}": f"(iperf3 -s -1 >/dev/null &) ; sleep 1 && "
-                          f"{iperf_client(f'tcp{i}', f'-c node{(i + 1) % 4} -t 2')} && "
+                          f"{iperf_client(f'tcp{i}', f'-c node{(i + 1) % 4} -t 1')} && "
                           f"sleep 1 && {REPORT}" for i in range(4)}
     r, stats, stations = hub_run([], by_role(**roles))
     out = r.stdout
