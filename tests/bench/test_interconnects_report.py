@@ -100,8 +100,11 @@ def test_rxe_runs_perftest_on_both_nodes_with_its_bandwidth():
     net = d["networks"]["rxe"]
     s = ic.scripts(d, net["protocols"], net["bandwidth"])
     sizes = ",".join(map(str, d["sizes"]))
-    assert f"rxe-perf --client node1 --sizes {sizes} --reps {d['reps']} --bw-sizes {sizes}" in s[0]
-    assert f"rxe-perf --server --sizes {sizes} --reps {d['reps']} --bw-sizes {sizes}" in s[1]
+    # perftest's least iterations, more than --quick's reps
+    reps = max(d["reps"], ic.PERFTEST_MIN_ITERS)
+    assert d["reps"] < reps
+    assert f"rxe-perf --client node1 --sizes {sizes} --reps {reps} --bw-sizes {sizes}" in s[0]
+    assert f"rxe-perf --server --sizes {sizes} --reps {reps} --bw-sizes {sizes}" in s[1]
     assert load_machine(net["machine"], net["set"]).guest.packages == ["rdma"]
 
 

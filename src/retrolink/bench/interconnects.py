@@ -82,11 +82,16 @@ def _via_latency(mode: str):
                                       size=s).num("us")
 
 
+# perftest refuses fewer iterations (its parser: "between 5 and 100000000")
+PERFTEST_MIN_ITERS = 5
+
+
 def _rxe(role: str, d: dict, bw: bool) -> str:
     """rxe-perf (the RDMA layer's, docs/rdma.md): ib_send_lat at every size, then
-    ib_write_bw at every size with bw."""
+    ib_write_bw at every size with bw; `reps` iterations, at least perftest's least."""
+    reps = max(d["reps"], PERFTEST_MIN_ITERS)
     return (f"rxe-perf --{role}{' node1' if role == 'client' else ''} --sizes {csv(d['sizes'])} "
-            f"--reps {d['reps']}" + (f" --bw-sizes {csv(d['sizes'])}" if bw else ""))
+            f"--reps {reps}" + (f" --bw-sizes {csv(d['sizes'])}" if bw else ""))
 
 
 def _cpci(d: dict, bw: bool = False) -> str:
