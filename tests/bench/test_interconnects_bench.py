@@ -1,6 +1,6 @@
 """`retrolink bench interconnects`: every network boots, every protocol is measured at
-every size with the CPU load of each stream, and the whole is deterministic: twice
---quick, byte for byte."""
+every size with the CPU load of each stream (and the bandwidths a network names), and
+the whole is deterministic: twice --quick, byte for byte."""
 from helpers import quick_bench_twice
 
 from retrolink.bench import interconnects as ic
@@ -25,3 +25,8 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
             assert load[p]["sender"] > load[ic.IDLE]["sender"], (name, p, load)
             assert load[p]["receiver"] > load[ic.IDLE]["receiver"], (name, p, load)
         assert a["parameters"][name]["machine"] == net["machine"]
+        # the bandwidths the network names (VIA's, RDMA writes over rxe): every size, a
+        # larger message moving more bytes a second
+        bw = a["bandwidth_MBps"][name]
+        assert set(bw) == set(net.get("bandwidth", []))
+        assert all(set(v) == sizes and 0 < v[small] < v[large] for v in bw.values()), (name, bw)

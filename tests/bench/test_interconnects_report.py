@@ -86,3 +86,34 @@ def test_plot_is_written(tmp_path):
     png = tmp_path / "x.png"
     report.plot(fake_result(), png)
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bandwidth_of_a_protocol_without_it_is_refused():
+    d = ic.load_definition(True)
+    d["networks"]["hub"]["bandwidth"] = ["udp"]
+    with pytest.raises(StepFailed, match="network hub: bandwidth of udp"):
+        ic.check_definition(d)
+
+
+def test_rxe_runs_perftest_on_both_nodes_with_its_bandwidth():
+    d = ic.load_definition(True)
+    net = d["networks"]["rxe"]
+    s = ic.scripts(d, net["protocols"], net["bandwidth"])
+    sizes = ",".join(map(str, d["sizes"]))
+    # perftest's least iterations, more than --quick's reps
+    reps = max(d["reps"], ic.PERFTEST_MIN_ITERS)
+    assert d["reps"] < reps
+    assert f"rxe-perf --client node1 --sizes {sizes} --reps {reps} --bw-sizes {sizes}" in s[0]
+    assert f"rxe-perf --server --sizes {sizes} --reps {reps} --bw-sizes {sizes}" in s[1]
+    assert load_machine(net["machine"], net["set"]).guest.packages == ["rdma"]
+
+
+def test_table_and_plot_show_the_bandwidths(tmp_path):
+    r = fake_result()
+    sizes = r["definition"]["sizes"]
+    r["bandwidth_MBps"] = {"clan": {"via_poll": {str(s): s / 10 for s in sizes}}}
+    t = report.table(r)
+    assert "    size_B          udp   via_poll via_poll_MBps" in t
+    assert "      1024         40.2       16.5        102.40\n" in t
+    report.plot(r, tmp_path / "x.png")
+    assert (tmp_path / "x.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,24 +1,16 @@
 """The MPI image layer (docs/mpi.md, src/retrolink/build/layers.py): reproducible, on top
 of a base initramfs that does not change with it, chosen by [guest] packages only."""
-import subprocess
-
 import pytest
+from layer_checks import booted_initrd, listing
 
 from retrolink.build import layers, mpi_layer
 from retrolink.build.artifacts import Artifacts
 from retrolink.build.initramfs import write_cpio
 from retrolink.build.pipeline import build_log
 from retrolink.model.machine import MachineError, load_machine
-from retrolink.run.node_command import NodeFiles, node_argv
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 MPI = {"guest.packages": ["mpi"], "cluster.memory_mib": 384}
-
-
-def listing(archive) -> list[str]:
-    with open(archive, "rb") as f:
-        return subprocess.run(["cpio", "-it", "--quiet"], stdin=f, capture_output=True,
-                              text=True, check=True).stdout.split()
 
 
 def test_layer_is_reproducible(artifacts, tmp_path):
@@ -60,13 +52,8 @@ def test_base_image_has_nothing_of_the_layer(artifacts):
 def test_only_machines_with_the_layer_boot_it():
     art = Artifacts(*(p for p in map(__import__("pathlib").Path,
                                      ("qemu", "kernel", "base.cpio", "fabric", "mpi.cpio"))))
-    files = NodeFiles(console_log=None, output=None, command=None)
-
-    def initrd(machine):
-        argv = node_argv(machine, 0, art, files, None)
-        return argv[argv.index("-initrd") + 1]
-    assert initrd(load_machine("eth-switch")) == "base.cpio"
-    assert initrd(load_machine("eth-switch", MPI)) == "mpi.cpio"
+    assert booted_initrd(load_machine("eth-switch"), art) == "base.cpio"
+    assert booted_initrd(load_machine("eth-switch", MPI), art) == "mpi.cpio"
 
 
 @pytest.mark.parametrize("overrides,message", [

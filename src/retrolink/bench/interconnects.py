@@ -13,9 +13,12 @@ it, then the user's). Node 0 sends, node 1 receives or answers:
    receiving side.
 2. Latency: one-way latency vs size (half the round trip of a 1:1 ping-pong), one
    protocol after another: UDP and TCP (TCP_NODELAY) with udp_pingpong (the median round
-   trip), VIA polling and blocking with via_pingpong and the backplane's raw CPU copy with
-   cpci_pingpong (the mean). A UDP datagram holds at most 65507 bytes: UDP's 64 KB point
+   trip), VIA polling and blocking with via_pingpong, the backplane's raw CPU copy with
+   cpci_pingpong and RDMA verbs over soft-RoCE with perftest's ib_send_lat (rxe-perf,
+   docs/rdma.md; the mean). A UDP datagram holds at most 65507 bytes: UDP's 64 KB point
    is a datagram of that size.
+3. Bandwidth vs size, for the protocols a network's `bandwidth` names: VIA's stream
+   (via_pingpong --bandwidth) and RDMA writes (ib_write_bw), `reps` messages a size.
 """
 from dataclasses import dataclass
 from typing import Callable
@@ -48,10 +51,13 @@ def udp_size(size: int) -> int:
 @dataclass(frozen=True)
 class Protocol:
     """How one protocol's ping-pong runs: node 0's command, node 1's (None: the
-    background echo servers answer it) and its one-way latency from node 0's results."""
-    client: Callable[[dict], str]
-    server: Callable[[dict], str] | None
+    background echo servers answer it), given the definition and whether to measure the
+    bandwidth too; its one-way latency from node 0's results, and its bandwidth (None:
+    not measured)."""
+    client: Callable[[dict, bool], str]
+    server: Callable[[dict, bool], str] | None
     latency: Callable[[list, int], float]
+    bandwidth: Callable[[list, int], float] | None = None
 
 
 def _udp_ping(d: dict, tcp: bool) -> str:
@@ -65,9 +71,10 @@ def _udp_latency(proto: str):
                                       size=udp_size(s), proto=proto).num("value")
 
 
-def _via(role: str, mode: str, d: dict) -> str:
+def _via(role: str, mode: str, d: dict, bw: bool = False) -> str:
+    """With bw, via_pingpong streams each size after its ping-pongs."""
     return (f"via_pingpong --{role} --peer {1 if role == 'client' else 0} --mode {mode} "
-            f"--sizes {csv(d['sizes'])} --reps {d['reps']}")
+            f"--sizes {csv(d['sizes'])} --reps {d['reps']}" + (" --bandwidth" if bw else ""))
 
 
 def _via_latency(mode: str):
@@ -75,21 +82,40 @@ def _via_latency(mode: str):
                                       size=s).num("us")
 
 
-def _cpci(d: dict) -> str:
+# perftest refuses fewer iterations (its parser: "between 5 and 100000000")
+PERFTEST_MIN_ITERS = 5
+
+
+def _rxe(role: str, d: dict, bw: bool) -> str:
+    """rxe-perf (the RDMA layer's, docs/rdma.md): ib_send_lat at every size, then
+    ib_write_bw at every size with bw; `reps` iterations, at least perftest's least."""
+    reps = max(d["reps"], PERFTEST_MIN_ITERS)
+    return (f"rxe-perf --{role}{' node1' if role == 'client' else ''} --sizes {csv(d['sizes'])} "
+            f"--reps {reps}" + (f" --bw-sizes {csv(d['sizes'])}" if bw else ""))
+
+
+def _cpci(d: dict, bw: bool = False) -> str:
     """The same command on both nodes: node 0 pings, node 1 answers."""
     return f"cpci_pingpong --sizes {csv(d['sizes'])} --reps {d['reps']} --warmup {d['warmup']}"
 
 
 PROTOCOLS = {
-    "udp": Protocol(lambda d: _udp_ping(d, False), None, _udp_latency("udp")),
-    "tcp": Protocol(lambda d: _udp_ping(d, True), None, _udp_latency("tcp")),
-    "via_poll": Protocol(lambda d: _via("client", "poll", d),
-                         lambda d: _via("server", "poll", d), _via_latency("poll")),
-    "via_block": Protocol(lambda d: _via("client", "block", d),
-                          lambda d: _via("server", "block", d), _via_latency("block")),
+    "udp": Protocol(lambda d, bw: _udp_ping(d, False), None, _udp_latency("udp")),
+    "tcp": Protocol(lambda d, bw: _udp_ping(d, True), None, _udp_latency("tcp")),
+    "via_poll": Protocol(lambda d, bw: _via("client", "poll", d, bw),
+                         lambda d, bw: _via("server", "poll", d, bw), _via_latency("poll"),
+                         lambda res, s: results.one(res, "via_bandwidth", program="via_pingpong",
+                                                    mode="poll", size=s).num("MBps")),
+    "via_block": Protocol(lambda d, bw: _via("client", "block", d),
+                          lambda d, bw: _via("server", "block", d), _via_latency("block")),
     "copy": Protocol(_cpci, _cpci,
                      lambda res, s: results.one(res, "cpci_latency", program="cpci_pingpong",
                                                 mode="copy", size=s).num("us")),
+    "rxe": Protocol(lambda d, bw: _rxe("client", d, bw), lambda d, bw: _rxe("server", d, bw),
+                    lambda res, s: results.one(res, "rxe_latency", program="ib_send_lat",
+                                               size=s).num("us"),
+                    lambda res, s: results.one(res, "rxe_bandwidth", program="ib_write_bw",
+                                               size=s).num("MBps")),
 }
 
 
@@ -117,7 +143,7 @@ def _meter(d: dict, proto: str, at_ms: int) -> str:
     return f"cpu_meter --at {at_ms + c['settle_ms']} --ms {c['window_ms']} --tag {proto}"
 
 
-def scripts(d: dict, protocols: list[str]) -> dict[int, str]:
+def scripts(d: dict, protocols: list[str], bandwidth=()) -> dict[int, str]:
     """Node 0 sends the streams and pings; node 1 takes them, answers, and measures its
     own load. A step's background part is waited for, and its status counts."""
     # the first IP frame to a peer may find its link down (the backplane's netdev brings its
@@ -134,16 +160,18 @@ def scripts(d: dict, protocols: list[str]) -> dict[int, str]:
                      f"{_stream(d, proto, 'send')} && wait $M; }}")
         node1.append(f"{{ {_stream(d, proto, 'sink')} & S=$!; {_meter(d, proto, at)} && wait $S; }}")
     for proto in protocols:
-        node0.append(PROTOCOLS[proto].client(d))
+        bw = proto in bandwidth
+        node0.append(PROTOCOLS[proto].client(d, bw))
         if PROTOCOLS[proto].server:
-            node1.append(PROTOCOLS[proto].server(d))
+            node1.append(PROTOCOLS[proto].server(d, bw))
     echo = (f"udp_pingpong echo --port {UDP_PORT} & udp_pingpong echo --tcp --port {TCP_PORT} & ")
     return {0: " && ".join(node0), 1: echo + " && ".join(node1) + " && wait"}
 
 
 def measure(name: str, net: dict, overrides: dict, art: Artifacts, d: dict) -> dict:
     machine = load_machine(net["machine"], {**net.get("set", {}), **overrides})
-    result = run_measured(machine, art, scripts(d, net["protocols"]),
+    bandwidth = net.get("bandwidth", [])
+    result = run_measured(machine, art, scripts(d, net["protocols"], bandwidth),
                           f"{name}: CPU load ({', '.join(d['cpu_load']['protocols'])}), "
                           f"latency vs size ({', '.join(net['protocols'])})",
                           f"bench-interconnects-{name}")
@@ -156,7 +184,9 @@ def measure(name: str, net: dict, overrides: dict, art: Artifacts, d: dict) -> d
                                   tag=p).num("busy_pct")
                 for side, node in (("sender", 0), ("receiver", 1))}
             for p, _ in load_slots(d)}
-    return {"latency_us": latency, "cpu_load_pct": load,
+    bw = {p: {str(s): PROTOCOLS[p].bandwidth(lines[0], s) for s in d["sizes"]}
+          for p in bandwidth}
+    return {"latency_us": latency, "bandwidth_MBps": bw, "cpu_load_pct": load,
             "parameters": machine_parameters(machine)}
 
 
@@ -166,12 +196,19 @@ def check_definition(d: dict) -> None:
         if unknown:
             raise StepFailed(f"bench/interconnects.toml: network {name}: no protocol "
                              f"{', '.join(sorted(unknown))} (known: {', '.join(PROTOCOLS)})")
+        no_bw = [p for p in net.get("bandwidth", [])
+                 if p not in net["protocols"] or PROTOCOLS[p].bandwidth is None]
+        if no_bw:
+            raise StepFailed(f"bench/interconnects.toml: network {name}: bandwidth of "
+                             f"{', '.join(no_bw)}: not among its protocols, or not measured "
+                             f"(those with bandwidth: "
+                             f"{', '.join(p for p, v in PROTOCOLS.items() if v.bandwidth)})")
 
 
 def run_interconnects(overrides: dict, art: Artifacts, quick: bool) -> dict:
     d = load_definition(quick)
     check_definition(d)
-    out = {"latency_us": {}, "cpu_load_pct": {}, "parameters": {}}
+    out = {"latency_us": {}, "bandwidth_MBps": {}, "cpu_load_pct": {}, "parameters": {}}
     for name, net in d["networks"].items():
         r = measure(name, net, overrides, art, d)
         for key in out:

@@ -11,13 +11,15 @@ class Artifacts:
     initrd: Path
     fabric: Path
     # the base initramfs with the MPI layer on top (layers.py), for machines whose
-    # [guest] packages name it
+    # [guest] packages name it; with the RDMA layer
     initrd_mpi: Path | None = None
+    initrd_rdma: Path | None = None
 
     def initrd_for(self, packages) -> Path:
         """The initrd of a machine with these image layers ([guest] packages)."""
         if not packages:
             return self.initrd
-        if list(packages) == ["mpi"] and self.initrd_mpi is not None:
-            return self.initrd_mpi
+        stacked = getattr(self, f"initrd_{packages[0]}", None) if len(packages) == 1 else None
+        if stacked is not None:
+            return stacked
         raise ValueError(f"no initrd built with the layers {list(packages)}")

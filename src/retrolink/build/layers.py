@@ -7,12 +7,12 @@ touched by it. Each layer is a cpio archive of its own, reproducible as the base
 import shutil
 from pathlib import Path
 
-from retrolink.build import mpi_layer
+from retrolink.build import mpi_layer, rdma_layer
 from retrolink.build.initramfs import write_cpio
 from retrolink.progress import step
 
 # layer name -> the function that fills its tree: fill(root, stage, base_root, log)
-LAYERS = {"mpi": mpi_layer.fill}
+LAYERS = {"mpi": mpi_layer.fill, "rdma": rdma_layer.fill}
 
 
 def layer_path(build: Path, name: str) -> Path:

@@ -6,14 +6,14 @@ Open MPI opens its components (mca_*.so) and PMIx's with dlopen, so the librarie
 mpirun alone are not enough: every file of the packages goes in, but for those left out
 below, and every shared object's libraries (ldd) with it.
 """
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.build.initramfs import LAYERS_DIR, add_libraries
+from retrolink.build.initramfs import LAYERS_DIR
+from retrolink.build.layer_files import add_closure, copy_files, package_files
 from retrolink.progress import StepFailed, run_logged
 
 PACKAGES = ("openmpi-bin", "libopenmpi3", "openmpi-common", "libpmix2", "dropbear-bin")
@@ -38,20 +38,6 @@ LINKS = {"usr/bin/mpirun": "orterun", "usr/bin/mpiexec": "orterun"}
 # from the same cache is the same bytes); every node has the same host key, and root's
 # client key is its own authorized key
 KEYS = ("host_ed25519", "client_ed25519")
-
-
-def package_files(package: str) -> list[Path]:
-    out = subprocess.run(["dpkg-query", "-L", package], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise StepFailed(f"the Debian package {package} is not installed (deps/apt.txt)")
-    return [Path(l) for l in out.stdout.splitlines()
-            if l.startswith("/") and not LEAVE_OUT.search(l)
-            and (os.path.islink(l) or os.path.isfile(l))]
-
-
-def is_elf(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(4) == b"\x7fELF"
 
 
 def keys(log: Path) -> dict[str, Path]:
@@ -83,16 +69,7 @@ def public_key(key: Path) -> str:
 def fill(root: Path, stage: Path, base_root: Path, log: Path) -> None:
     """Put the layer's files under root. base_root: the base image's tree, whose files
     (the C library, ...) the layer need not carry again."""
-    files = [f for p in PACKAGES for f in package_files(p)]
-    for f in files:
-        dest = root / f.relative_to("/")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if f.is_symlink():
-            if not LEAVE_OUT.search(str(f.resolve())):
-                dest.unlink(missing_ok=True)
-                dest.symlink_to(os.readlink(f))
-        else:
-            shutil.copy2(f, dest)
+    copy_files(root, [f for p in PACKAGES for f in package_files(p, LEAVE_OUT)], LEAVE_OUT)
     for link, target in LINKS.items():
         (root / link).symlink_to(target)
     ours = stage / LAYERS_DIR / "mpi"
@@ -100,10 +77,7 @@ def fill(root: Path, stage: Path, base_root: Path, log: Path) -> None:
         raise StepFailed(f"{ours} missing: the guest build installs the MPI programs there")
     shutil.copytree(ours, root, dirs_exist_ok=True, symlinks=True)
     shutil.copytree(OWN_FILES, root, dirs_exist_ok=True, symlinks=True)
-    elves = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()
-                   and is_elf(p))
-    for elf in elves:
-        add_libraries(root, elf, have=lambda lib: (base_root / lib.relative_to("/")).exists())
+    add_closure(root, base_root)
     k = keys(log)
     ssh = root / "root" / ".ssh"
     ssh.mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,8 @@ def build_all() -> Artifacts:
             stage = build_ours(kernel, log, beside_qemu=qemu_cold)
             initrd = paths.build_dir() / "initramfs.cpio"
             initramfs.assemble(kernel, stage, initrd, log)
-            initrd_mpi = layers.assemble("mpi", initrd, stage, log)
+            stacked = {f"initrd_{name}": layers.assemble(name, initrd, stage, log)
+                       for name in layers.LAYERS}
             qemu = qemu_job.result()
         except BaseException:       # a failed step, or Ctrl-C: QEMU's build ends too
             failed.append(True)
@@ -70,7 +71,7 @@ def build_all() -> Artifacts:
             qemu_job.stop()
             raise
         art = Artifacts(qemu=qemu, kernel=kernel.vmlinuz, initrd=initrd,
-                        fabric=paths.fabric_binary(), initrd_mpi=initrd_mpi)
+                        fabric=paths.fabric_binary(), **stacked)
         built_record().write_text(json.dumps({k: str(v) for k, v in vars(art).items()}) + "\n")
         # the inputs as they were when this build started: an edit made while it ran is
         # seen by the next command

@@ -109,13 +109,18 @@ class ClusterSettings(Strict):
 # RAM: 80 MB unpacked do not fit at 256 MiB (77 MB), and the ranks' buffers need room
 # besides (osu_alltoall at 1 MiB per peer); 384 MiB boots and runs every MPI program.
 LAYER_MIN_MIB = {"mpi": 384}
+# The layers that need a board of a protocol: "rdma" puts soft-RoCE (rdma_rxe) on the
+# nodes' Ethernet interfaces (docs/rdma.md)
+LAYER_PROTOCOL = {"rdma": "ethernet"}
 
 
 class GuestSettings(Strict):
     """What the guests boot besides the base image every machine boots."""
     # image layers on top of the base initramfs (src/retrolink/build/layers.py): "mpi",
-    # Open MPI with its remote shell and our MPI programs (docs/mpi.md)
-    packages: list[typing.Literal["mpi"]] = Field(
+    # Open MPI with its remote shell and our MPI programs (docs/mpi.md); "rdma", RDMA verbs
+    # over soft-RoCE with perftest (docs/rdma.md). One at a time: a build stacks each on
+    # the base alone
+    packages: list[typing.Literal["mpi", "rdma"]] = Field(
         default=[], description="image layers on top of the base initramfs")
 
     @field_validator("packages")
@@ -123,6 +128,8 @@ class GuestSettings(Strict):
     def _once(cls, v):
         if len(set(v)) != len(v):
             raise ValueError(f"{v}: name each layer once")
+        if len(v) > 1:
+            raise ValueError(f"{v}: one layer at a time (each is built on the base alone)")
         return v
 
 
@@ -155,10 +162,16 @@ class Machine(Strict):
     @model_validator(mode="after")
     def _room_for_layers(self):
         for layer in self.guest.packages:
-            if self.cluster.memory_mib < LAYER_MIN_MIB[layer]:
+            if self.cluster.memory_mib < LAYER_MIN_MIB.get(layer, 0):
                 raise ValueError(f"guest.packages has \"{layer}\": it needs cluster.memory_mib "
                                  f"of at least {LAYER_MIN_MIB[layer]} MiB (this machine has "
                                  f"{self.cluster.memory_mib}; docs/mpi.md)")
+            protocol = LAYER_PROTOCOL.get(layer)
+            if protocol and not any(b.PROTOCOL == protocol for b in self.boards.values()):
+                raise ValueError(f"guest.packages has \"{layer}\": it needs a board of the "
+                                 f"{protocol} protocol, whose interface it runs on (this "
+                                 f"machine has {', '.join(sorted({b.model for b in self.boards.values()})) or 'none'}; "
+                                 f"docs/rdma.md)")
         return self
 
     def boards_on(self, node: int) -> list[BoardBase]:
