@@ -510,7 +510,7 @@ static bool c3_ev_msg_irq(struct c3_dev *c3, const struct c3_event *ev)
 bool c3_events_irq(struct c3_dev *c3)
 {
 	struct c3_event *slot;
-	u32 n = 0;
+	u32 n = 0, m;
 	bool ok;
 
 	spin_lock(&c3->ev_busy_lock);
@@ -518,26 +518,46 @@ bool c3_events_irq(struct c3_dev *c3)
 		spin_unlock(&c3->ev_busy_lock);
 		return false;
 	}
-	while (n < c3->evq_size && (slot = c3_ev_peek(c3, 0))) {
-		struct c3_event ev = *slot;
+	if (!c3_ev_peek(c3, 0)) {
+		/* the interrupt of events the handler took already (it came while the
+		 * handler ran): ack it, and look once more before leaving */
+		c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
+		ok = !c3_ev_peek(c3, 0);
+		if (ok) {
+			c3->irqs++;
+			c3->irqs_hard++;
+			spin_unlock(&c3->ev_busy_lock);
+			return true;
+		}
+	}
+	do {
+		m = 0;
+		while (n < c3->evq_size && (slot = c3_ev_peek(c3, 0))) {
+			struct c3_event ev = *slot;
 
-		if (c3_ev_done_irq(c3, &ev))
-			c3_req_finish(c3, &ev, false);
-		else if (!c3_ev_msg_irq(c3, &ev))
-			break;
-		c3->evq_head++;
-		c3->events++;
-		n++;
-	}
-	if (!n) {
-		/* nothing for the handler: the thread acks and consumes */
-		spin_unlock(&c3->ev_busy_lock);
-		return false;
-	}
-	c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
-	c3_wr(c3, C3_REG_EVQ_TAIL, c3->evq_head);
-	/* what is left, or came before the ack (which took its interrupt), is the thread's */
-	ok = !c3_ev_peek(c3, 0);
+			if (c3_ev_done_irq(c3, &ev))
+				c3_req_finish(c3, &ev, false);
+			else if (!c3_ev_msg_irq(c3, &ev))
+				break;
+			c3->evq_head++;
+			c3->events++;
+			n++;
+			m++;
+		}
+		if (!n) {
+			/* nothing for the handler: the thread acks and consumes */
+			spin_unlock(&c3->ev_busy_lock);
+			return false;
+		}
+		if (m) {
+			c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
+			c3_wr(c3, C3_REG_EVQ_TAIL, c3->evq_head);
+		}
+		/* what came before the ack (which took its interrupt): another round, e.g.
+		 * the completion of a reply rx_irq() posted; what the handler cannot take
+		 * is the thread's */
+		ok = !c3_ev_peek(c3, 0);
+	} while (!ok && m && n < c3->evq_size);
 	if (ok) {
 		c3->irqs++;
 		c3->irqs_hard++;
