@@ -56,6 +56,7 @@ struct c3_dev {
 	u32 evq_size;
 	u32 evq_head;			/* events consumed (C3_REG_EVQ_TAIL) */
 	bool held;			/* a client's rx() said -EAGAIN: stop here */
+	u32 ev_inval;			/* evq_head + 1: that event's slot is invalidated */
 	spinlock_t ev_busy_lock;	/* ev_busy, against the hard interrupt handler */
 	bool ev_busy;			/* c3_events is consuming: the handler leaves it all */
 	struct work_struct rx_work;	/* c3_nic_rx_resume */
@@ -70,7 +71,7 @@ struct c3_dev {
 	spinlock_t cache_lock;
 	u32 cache_hi, cache_len;
 
-	/* the client (ev_lock for the callbacks' side) */
+	/* the client (ev_lock for the callbacks' side, ev_busy_lock too for rx_irq's) */
 	const struct c3_client_ops *ops;
 	void *ctx;
 
@@ -80,7 +81,7 @@ struct c3_dev {
 	struct miscdevice misc;
 
 	/* driver counters (sysfs) */
-	u64 irqs, irqs_hard, events, msgs_tx, rdma_tx, msgs_rx, rx_kept, rx_held, rx_unclaimed;
+	u64 irqs, irqs_hard, events, msgs_tx, rdma_tx, msgs_rx, rx_irq, rx_kept, rx_held, rx_unclaimed;
 	u64 rdma_rx, req_failed, backlogged, bad_events, rx_refused;
 };
 

@@ -45,10 +45,11 @@ static bool c3_ring_size_ok(unsigned int n)
 /* ---- interrupts ------------------------------------------------------------------- */
 
 /*
- * With MSI (the interface's own vector) no register is read here: if every event
- * waiting is a request's completion whose done() may run here (C3_NIC_DONE_IRQ: the
- * protocol messages a client posts and forgets), they are consumed at once, without
- * waking the thread (c3_events_irq); else the thread acks and consumes. On a shared
+ * With MSI (the interface's own vector) no register is read here: the events waiting
+ * that may be handled here (completions of requests marked C3_NIC_DONE_IRQ: the
+ * protocol messages a client posts and forgets; messages the client's rx_irq() takes)
+ * are consumed at once, and the thread is woken only for what is left
+ * (c3_events_irq); it acks and consumes that. On a shared
  * INTx line the cause is read, and the interface's interrupts are masked until the
  * thread is done.
  */
@@ -127,6 +128,7 @@ C3_CNT_ATTR(nodes);
 C3_CNT_ATTR(slots);
 C3_CNT_ATTR(irqs);
 C3_CNT_ATTR(irqs_hard);
+C3_CNT_ATTR(rx_irq);
 C3_CNT_ATTR(events);
 C3_CNT_ATTR(msgs_tx);
 C3_CNT_ATTR(rdma_tx);
@@ -145,7 +147,7 @@ static struct attribute *c3_attrs[] = {
 	&dev_attr_stalls.attr, &dev_attr_cache_misses.attr, &dev_attr_rdma_errors.attr,
 	&dev_attr_cache_ops.attr,
 	&dev_attr_node.attr, &dev_attr_nodes.attr, &dev_attr_slots.attr, &dev_attr_irqs.attr,
-	&dev_attr_irqs_hard.attr, &dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
+	&dev_attr_irqs_hard.attr, &dev_attr_rx_irq.attr, &dev_attr_events.attr, &dev_attr_msgs_tx.attr, &dev_attr_rdma_tx.attr,
 	&dev_attr_msgs_rx.attr, &dev_attr_rx_kept.attr, &dev_attr_rx_held.attr,
 	&dev_attr_rx_unclaimed.attr, &dev_attr_rdma_rx.attr, &dev_attr_req_failed.attr,
 	&dev_attr_backlogged.attr, &dev_attr_bad_events.attr, &dev_attr_rx_refused.attr, NULL,

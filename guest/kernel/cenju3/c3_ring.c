@@ -341,6 +341,16 @@ static void c3_slot_release(struct c3_dev *c3, u8 *buf)
 	c3_cache_op(c3, C3_CACHE_FLUSH, virt_to_phys(buf), sizeof(__le32));
 }
 
+/* The slot of the event at evq_head invalidated, once: the hard irq handler may have
+ * done it already for a message it then left to the thread. */
+static void c3_slot_inval(struct c3_dev *c3, u8 *buf, u32 len)
+{
+	if (c3->ev_inval == c3->evq_head + 1)
+		return;
+	c3_cache_op(c3, C3_CACHE_INVAL, virt_to_phys(buf), C3_SLOT_PAYLOAD + len);
+	c3->ev_inval = c3->evq_head + 1;
+}
+
 static int c3_ev_msg(struct c3_dev *c3, const struct c3_event *ev)
 {
 	u32 src = ev->src, j = ev->info, len = ev->len, hdr;
@@ -355,7 +365,7 @@ static int c3_ev_msg(struct c3_dev *c3, const struct c3_event *ev)
 		return 0;
 	}
 	buf = c3->slot_buf[src * c3->slots + j];
-	c3_cache_op(c3, C3_CACHE_INVAL, virt_to_phys(buf), C3_SLOT_PAYLOAD + len);
+	c3_slot_inval(c3, buf, len);
 	hdr = le32_to_cpu(READ_ONCE(*(__le32 *)buf));
 	if (!(hdr & C3_SLOT_FULL) || C3_SLOT_LEN(hdr) != len) {
 		c3->bad_events++;
@@ -448,25 +458,59 @@ static struct c3_event *c3_ev_peek(struct c3_dev *c3, u32 n)
 	return slot;
 }
 
-/* A completion whose op's done() may run in the hard irq handler (req_lock held). */
+/* A completion whose op's done() may run in the hard irq handler. */
 static bool c3_ev_done_irq(struct c3_dev *c3, const struct c3_event *ev)
 {
 	u32 i = ev->info & (c3->req_size - 1);
+	bool ok;
 
-	return ev->kind == C3_EV_DONE && c3->req_ops[i] && c3->req_idx[i] == ev->info &&
-	       (c3->req_ops[i]->flags & C3_NIC_DONE_IRQ);
+	spin_lock(&c3->req_lock);
+	ok = ev->kind == C3_EV_DONE && c3->req_ops[i] && c3->req_idx[i] == ev->info &&
+	     (c3->req_ops[i]->flags & C3_NIC_DONE_IRQ);
+	spin_unlock(&c3->req_lock);
+	return ok;
 }
 
 /*
- * The hard irq handler's part (MSI): if nothing consumes events now and every event
- * waiting is a C3_NIC_DONE_IRQ completion, ack, consume them and say how far; true if
- * it did (the thread need not run). Anything else is the thread's, in order, so
+ * A message the client's rx_irq() takes in the hard irq handler: true if it did (the
+ * slot is released). Anything out of the ordinary (a bad event, a slot that does not
+ * say what the event says) is the thread's, which reports it.
+ */
+static bool c3_ev_msg_irq(struct c3_dev *c3, const struct c3_event *ev)
+{
+	u32 src = ev->src, j = ev->info, len = ev->len, hdr;
+	struct c3_rx rx;
+	u8 *buf;
+
+	if (ev->kind != C3_EV_MSG || !c3->ops || !c3->ops->rx_irq || !c3_peer_ok(c3, src) ||
+	    j >= c3->slots || !len || len > C3_MSG_MAX)
+		return false;
+	buf = c3->slot_buf[src * c3->slots + j];
+	c3_slot_inval(c3, buf, len);
+	hdr = le32_to_cpu(READ_ONCE(*(__le32 *)buf));
+	if (!(hdr & C3_SLOT_FULL) || C3_SLOT_LEN(hdr) != len)
+		return false;
+	rx = (struct c3_rx){ .src = src, .slot = j, .len = len, .data = buf + C3_SLOT_PAYLOAD,
+			     .t_ns = ev->t_ns, .priv = c3 };
+	if (!c3->ops->rx_irq(c3->ctx, &rx))
+		return false;
+	c3->msgs_rx++;
+	c3->rx_irq++;
+	c3_slot_release(c3, buf);
+	return true;
+}
+
+/*
+ * The hard irq handler's part (MSI): if nothing consumes events now, consume the
+ * events waiting from the first on while each is a C3_NIC_DONE_IRQ completion or a
+ * message the client's rx_irq() takes; true if none is left (the thread need not
+ * run). The first one it cannot take, and all after it, are the thread's, so
  * callbacks still see events in the order they came.
  */
 bool c3_events_irq(struct c3_dev *c3)
 {
 	struct c3_event *slot;
-	u32 n = 0;
+	u32 n = 0, m;
 	bool ok;
 
 	spin_lock(&c3->ev_busy_lock);
@@ -474,34 +518,50 @@ bool c3_events_irq(struct c3_dev *c3)
 		spin_unlock(&c3->ev_busy_lock);
 		return false;
 	}
-	spin_lock(&c3->req_lock);
-	while ((slot = c3_ev_peek(c3, n)) && n < c3->evq_size) {
-		struct c3_event ev = *slot;
+	if (!c3_ev_peek(c3, 0)) {
+		/* the interrupt of events the handler took already (it came while the
+		 * handler ran): ack it, and look once more before leaving */
+		c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
+		ok = !c3_ev_peek(c3, 0);
+		if (ok) {
+			c3->irqs++;
+			c3->irqs_hard++;
+			spin_unlock(&c3->ev_busy_lock);
+			return true;
+		}
+	}
+	do {
+		m = 0;
+		while (n < c3->evq_size && (slot = c3_ev_peek(c3, 0))) {
+			struct c3_event ev = *slot;
 
-		if (!c3_ev_done_irq(c3, &ev))
-			break;
-		n++;
+			if (c3_ev_done_irq(c3, &ev))
+				c3_req_finish(c3, &ev, false);
+			else if (!c3_ev_msg_irq(c3, &ev))
+				break;
+			c3->evq_head++;
+			c3->events++;
+			n++;
+			m++;
+		}
+		if (!n) {
+			/* nothing for the handler: the thread acks and consumes */
+			spin_unlock(&c3->ev_busy_lock);
+			return false;
+		}
+		if (m) {
+			c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
+			c3_wr(c3, C3_REG_EVQ_TAIL, c3->evq_head);
+		}
+		/* what came before the ack (which took its interrupt): another round, e.g.
+		 * the completion of a reply rx_irq() posted; what the handler cannot take
+		 * is the thread's */
+		ok = !c3_ev_peek(c3, 0);
+	} while (!ok && m && n < c3->evq_size);
+	if (ok) {
+		c3->irqs++;
+		c3->irqs_hard++;
 	}
-	ok = n && !slot;
-	spin_unlock(&c3->req_lock);
-	if (!ok) {
-		spin_unlock(&c3->ev_busy_lock);
-		return false;
-	}
-	c3->irqs++;
-	c3->irqs_hard++;
-	c3_wr(c3, C3_REG_IRQ_STATUS, C3_IRQS);
-	while (n--) {
-		struct c3_event ev = *c3_ev_peek(c3, 0);
-
-		c3_req_finish(c3, &ev, false);
-		c3->evq_head++;
-		c3->events++;
-	}
-	c3_wr(c3, C3_REG_EVQ_TAIL, c3->evq_head);
-	/* an event that came after the look above may have had its interrupt acked: the
-	 * thread takes it (and any after it) */
-	ok = !c3_ev_peek(c3, 0);
 	spin_unlock(&c3->ev_busy_lock);
 	return ok;
 }
@@ -533,6 +593,16 @@ void c3_events(struct c3_dev *c3)
 
 /* ---- the rest of the API ------------------------------------------------------------ */
 
+/* The client and its callbacks (ev_lock held): the hard irq handler's rx_irq() reads
+ * them under ev_busy_lock, so none runs once they are gone. */
+static void c3_set_client(struct c3_dev *c3, const struct c3_client_ops *ops, void *ctx)
+{
+	spin_lock_irq(&c3->ev_busy_lock);
+	c3->ops = ops;
+	c3->ctx = ctx;
+	spin_unlock_irq(&c3->ev_busy_lock);
+}
+
 int c3_publish(struct c3_dev *c3)
 {
 	int ret = 0;
@@ -554,8 +624,7 @@ void c3_unpublish(struct c3_dev *c3)
 		mutex_lock(&c3->ev_lock);
 		if (c3->ops && c3->ops->down)
 			c3->ops->down(c3->ctx);
-		c3->ops = NULL;
-		c3->ctx = NULL;
+		c3_set_client(c3, NULL, NULL);
 		mutex_unlock(&c3->ev_lock);
 		RCU_INIT_POINTER(c3_the, NULL);
 	}
@@ -578,8 +647,7 @@ int c3_nic_attach(const struct c3_client_ops *ops, void *ctx)
 		ret = -EBUSY;
 	} else {
 		mutex_lock(&c3->ev_lock);
-		c3->ops = ops;
-		c3->ctx = ctx;
+		c3_set_client(c3, ops, ctx);
 		mutex_unlock(&c3->ev_lock);
 	}
 	mutex_unlock(&c3_client_mutex);
@@ -597,8 +665,7 @@ void c3_nic_detach(void *ctx)
 	c3 = rcu_dereference_protected(c3_the, lockdep_is_held(&c3_client_mutex));
 	if (c3 && c3->ops && c3->ctx == ctx) {
 		mutex_lock(&c3->ev_lock);
-		c3->ops = NULL;
-		c3->ctx = NULL;
+		c3_set_client(c3, NULL, NULL);
 		/* a message held for the client that left is not held for the next one */
 		if (c3->held) {
 			c3->held = false;

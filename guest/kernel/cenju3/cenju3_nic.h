@@ -18,8 +18,8 @@
  * interface wrote must be invalidated before the CPU reads it (c3_nic_cache_inval; the
  * driver does it for received messages). Each operation costs the board's modelled time.
  *
- * Context: every callback runs in process context (the driver's interrupt thread), one
- * at a time, in the order the interface posted its events; a callback must not sleep for
+ * Context: every callback but rx_irq runs in process context (the driver's interrupt
+ * thread), one at a time, in the order the interface posted its events; a callback must not sleep for
  * long (it holds up every other event) but may allocate with GFP_KERNEL and may call
  * c3_nic_submit (which never sleeps) and the cache operations.
  */
@@ -80,6 +80,13 @@ struct c3_client_ops {
 	 * call c3_nic_rx_keep() before returning.
 	 */
 	int (*rx)(void *ctx, struct c3_rx *rx);
+	/*
+	 * Optional: a message offered first in the hard interrupt handler (when no event
+	 * before it is waiting for the thread). true: taken (the slot goes back); false:
+	 * rx() gets it, in the thread, with every event after it. It must not sleep nor
+	 * call c3_nic_rx_keep(); it may call c3_nic_submit and the cache operations.
+	 */
+	bool (*rx_irq)(void *ctx, struct c3_rx *rx);
 	/* a remote DMA with C3_NIC_NOTIFY from 'src' has all its bytes in this node's memory
 	 * (invalidate before reading it) */
 	void (*rdma)(void *ctx, u16 src, u32 tag, u32 len);

@@ -13,7 +13,8 @@
  *   de_trace.c  the breakdown trace
  *
  * Context: protocol messages are handled where the interface driver hands them up, its
- * interrupt thread (process context, one message at a time, in arrival order); the page
+ * interrupt thread (process context, one message at a time, in arrival order), but for
+ * short send requests, which its hard interrupt handler offers first (rx_irq); the page
  * sending, allocation retries and accept notices run in work items. One spinlock, de.lock,
  * guards the tables and every transfer's state; no upcall or done() is called under it.
  */
@@ -111,6 +112,7 @@ struct de_state {
 	atomic_t msgs_out;		/* protocol messages the interface has not sent yet */
 	bool held;			/* a message left in its slot for want of memory */
 	/* counters: /sys/kernel/debug/norma_de (docs/boards/norma.md) */
+	u64 delivered_irq;		/* of delivered: in the hard interrupt handler */
 	u64 sends, delivered, cancels, cancels_rx, bad_msgs, alloc_retries, piggybacked, accepts_tx, accepts_rx;
 	struct dentry *debugfs, *debugfs_trace;
 };
@@ -132,6 +134,7 @@ void de_send_exit(void);
 
 /* de_recv.c */
 int de_recv_req(struct c3_rx *rx, const struct de_send_req *r, u32 len);
+bool de_recv_req_irq(struct c3_rx *rx, const struct de_send_req *r);
 void de_recv_pages_rx(u16 peer, const struct de_page_done *d);
 void de_recv_kmsg_rx(u16 peer, u32 tag);
 void de_recv_cancel_rx(u16 peer, u32 xid);

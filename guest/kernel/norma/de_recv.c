@@ -15,7 +15,9 @@
  *       delivered (norma_ipc_deliver). A long KMSG with no OOL pages is all in when its
  *       remote DMA's notification comes (tag: our rxid).
  * Everything runs in the interface driver's thread except the allocation retries (the
- * transport's worker); de.lock guards the waiting list and the transfers' states.
+ * transport's worker) and the usual case of (A) and (I) together, a short KMSG with no
+ * OOL pages, which the driver's hard interrupt handler offers first (de_recv_req_irq);
+ * de.lock guards the waiting list and the transfers' states.
  */
 #include <linux/slab.h>
 #include <linux/gfp.h>
@@ -166,6 +168,64 @@ static void de_start(struct de_rxs *s)
 	de_permit(s, DE_SEND_PERMIT);
 }
 
+/* the sizes and counts of a send request, and its KMSG's header if short, agree */
+static bool de_req_ok(const struct de_send_req *r)
+{
+	const struct norma_kmsg *k = (const void *)(r + 1);
+
+	return r->kmsg_size >= sizeof(*k) && r->kmsg_size <= DE_KMSG_MAX &&
+	       r->ool_pages <= DE_OOL_MAX &&
+	       (r->kmsg_size > NORMA_SHORT_MAX ||
+		(k->size == r->kmsg_size && k->ool_pages == r->ool_pages &&
+		 norma_uid_eq(k->dest, r->dest)));
+}
+
+/*
+ * (A) and (I) at once in the interface's hard interrupt handler, for a short KMSG with
+ * no OOL pages (the usual message): everything allocated atomically first, the port
+ * checked and the KMSG handed to the IPC layer (norma_ipc_deliver_irq: its receiving
+ * task queues it), receive complete posted. false: the thread's de_recv_req does it
+ * (short of memory, a bad request it reports, OOL pages, the fail_allocs test knob).
+ */
+bool de_recv_req_irq(struct c3_rx *rx, const struct de_send_req *r)
+{
+	struct de_out *out;
+	struct norma_rx *nrx;
+	struct de_status *st;
+	u64 t;
+
+	if (r->kmsg_size > NORMA_SHORT_MAX || r->ool_pages || READ_ONCE(de_fail_allocs) ||
+	    !de_req_ok(r))
+		return false;
+	out = de_out_alloc(GFP_ATOMIC, DE_RECV_DONE, r->h.xid, 0, sizeof(*st));
+	nrx = kzalloc(sizeof(*nrx), GFP_ATOMIC | __GFP_NOWARN);
+	if (nrx)
+		nrx->kmsg = kmemdup(r + 1, r->kmsg_size, GFP_ATOMIC | __GFP_NOWARN);
+	if (!out || !nrx || !nrx->kmsg) {
+		kfree(out);
+		if (nrx)
+			kfree(nrx->kmsg);
+		kfree(nrx);
+		return false;
+	}
+	DE_STEP(NORMA_TR_REQ_RX, rx->src, r->h.xid, rx->t_ns);
+	st = (struct de_status *)out->buf;
+	st->uid = NORMA_UID_NONE;
+	t = nrx->t_arrived_ns = de_now();
+	st->status = norma_ipc_deliver_irq(nrx);
+	if (st->status) {
+		/* the port death answer */
+		kfree(nrx->kmsg);
+		kfree(nrx);
+		de_out_send(rx->src, out);
+		return true;
+	}
+	de_out_send(rx->src, out);
+	DE_STEP(NORMA_TR_DELIVER, rx->src, r->h.xid, t);
+	de.delivered_irq++;
+	return true;
+}
+
 int de_recv_req(struct c3_rx *rx, const struct de_send_req *r, u32 body)
 {
 	u16 peer = rx->src;
@@ -174,10 +234,7 @@ int de_recv_req(struct c3_rx *rx, const struct de_send_req *r, u32 body)
 	struct de_rxs *s;
 	int ret;
 
-	if (r->kmsg_size < sizeof(*k) || r->kmsg_size > DE_KMSG_MAX ||
-	    r->ool_pages > DE_OOL_MAX ||
-	    (shrt && (k->size != r->kmsg_size || k->ool_pages != r->ool_pages ||
-		      !norma_uid_eq(k->dest, r->dest)))) {
+	if (!de_req_ok(r)) {
 		de_bad(peer, "send request with a bad KMSG size or page count", r->kmsg_size,
 		       r->ool_pages);
 		return 0;

@@ -14,7 +14,9 @@
  * (the guest has one CPU; a message's path takes it a few times). Nothing sleeps with it
  * held but the allocator (GFP_KERNEL); user memory is touched outside it, and so is the
  * transport: calls to it that can be made under the lock are put on a list that
- * ipc_unlock() runs after dropping it. Port references ('refs') are counted under it.
+ * ipc_unlock() runs after dropping it. Port references ('refs') are counted under it;
+ * a port is freed after an RCU grace period, for the lookup of the transport's hard
+ * interrupt handler (ipc_port_lookup_rcu), which takes no lock but the inbox's.
  */
 #ifndef NORMA_IPC_H
 #define NORMA_IPC_H
@@ -52,6 +54,7 @@ struct ipc_port {
 	struct hlist_node hnode;        /* the proxy table */
 	wait_queue_head_t rcv_wait;     /* receivers wait for a message or death */
 	wait_queue_head_t send_wait;    /* senders wait for room or death */
+	struct rcu_head rcu;            /* freed after an RCU grace period */
 };
 
 struct ipc_port *ipc_port_alloc(struct ipc_task *receiver);    /* refs 1; NULL: no memory */
@@ -62,6 +65,10 @@ void ipc_port_put(struct ipc_port *port);
 void ipc_port_destroy(struct ipc_port *port);
 /* A port of this node by uid (no reference taken), NULL if none or dead. */
 struct ipc_port *ipc_port_lookup_local(struct norma_uid uid);
+/* The same without ipc_lock, in any context, under rcu_read_lock(): the port stays
+ * there until rcu_read_unlock(), but it may die meanwhile (only its wait queues are
+ * for the caller to use). */
+struct ipc_port *ipc_port_lookup_rcu(struct norma_uid uid);
 /* The port for uid as a right on this node: the local port, or its proxy (made if new);
  * a reference is taken. NULL: a local port that is dead or unknown, or no memory. */
 struct ipc_port *ipc_port_from_uid(struct norma_uid uid);
@@ -235,6 +242,17 @@ void ipc_remote_port_died(struct ipc_port *proxy);
 /* calls to the transport that ipc_unlock() makes */
 void ipc_defer_accepted(u16 node, struct norma_uid uid, u32 seqno, bool dead);
 void ipc_run_deferred(void);
+/*
+ * Messages from other nodes that the transport handed up in its hard interrupt handler
+ * (norma_ipc_deliver_irq) wait in the inbox, in arrival order, for a task to queue them
+ * on their ports: the receiver it woke, any task entering mach_msg, or a work item if
+ * no receiver was waiting. ipc_inbox_drain (without ipc_lock) does it; every message
+ * from another node goes through the inbox, so they keep their arrival order.
+ */
+bool ipc_inbox_pending(void);
+void ipc_inbox_drain(void);
+/* module exit, after norma_de_exit and with no task left: what is left is freed */
+void ipc_inbox_exit(void);
 /* module exit, after norma_de_exit: what is destroyed from now on tells no other node */
 void ipc_remote_exit(void);
 

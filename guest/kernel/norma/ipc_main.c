@@ -107,6 +107,7 @@ static void port_status(struct ipc_task *task, struct mach_port_status *st)
 {
 	struct ipc_entry *e;
 
+	ipc_inbox_drain();                  /* what has arrived counts */
 	mutex_lock(&ipc_lock);
 	e = ipc_entry_lookup(task, st->name);
 	if (!e) {
@@ -232,6 +233,7 @@ static void __exit norma_exit(void)
 {
 	misc_deregister(&mach_misc);        /* no task is left: the module was not in use */
 	norma_de_exit();                    /* no more upcalls */
+	ipc_inbox_exit();
 	mutex_lock(&ipc_lock);
 	ipc_remote_exit();
 	ipc_unlock();

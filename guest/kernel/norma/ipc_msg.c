@@ -8,7 +8,8 @@
  * into a full queue anyway, once per task and port at a time, and the sender's notify
  * port gets MACH_NOTIFY_MSG_ACCEPTED when a task takes that message.
  *
- * A receive waits for a message on a port whose receive right the task holds; it wakes
+ * A receive waits for a message on a port whose receive right the task holds (first
+ * queueing what waits in the inbox, ipc_remote.c, which is also what may wake it); it wakes
  * with MACH_RCV_PORT_DIED if that right goes (another thread destroyed it, or sent it
  * away). Waits are interruptible by signals and bounded by the timeouts.
  */
@@ -278,6 +279,7 @@ static mach_msg_return_t msg_receive(struct file *file, struct ipc_task *task,
 	out = kzalloc(sizeof(*out), GFP_KERNEL);
 	if (!out)
 		return MACH_RCV_INVALID_DATA;
+	ipc_inbox_drain();
 	mutex_lock(&ipc_lock);
 	e = ipc_entry_lookup(task, a->rcv_name);
 	if (!e || !(e->type & MACH_PORT_TYPE_RECEIVE)) {
@@ -312,9 +314,11 @@ static mach_msg_return_t msg_receive(struct file *file, struct ipc_task *task,
 			break;
 		}
 		ipc_unlock();
+		/* a message from another node may wake us from the inbox: we queue it */
 		left = wait_event_interruptible_timeout(port->rcv_wait,
 			READ_ONCE(port->dead) || READ_ONCE(port->receiver) != task ||
-			!list_empty_careful(&port->queue), left);
+			!list_empty_careful(&port->queue) || ipc_inbox_pending(), left);
+		ipc_inbox_drain();
 		mutex_lock(&ipc_lock);
 		if (left < 0) {
 			mr = MACH_RCV_INTERRUPTED;

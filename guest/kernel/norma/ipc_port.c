@@ -83,7 +83,7 @@ void ipc_port_put(struct ipc_port *port)
 		hash_del(&port->hnode);
 	else if (!port->dead)
 		xa_erase(&ports, port->uid.index);
-	kfree(port);
+	kfree_rcu(port, rcu);           /* ipc_port_lookup_rcu may still look at it */
 }
 
 struct ipc_port *ipc_port_lookup_local(struct norma_uid uid)
@@ -95,6 +95,18 @@ struct ipc_port *ipc_port_lookup_local(struct norma_uid uid)
 		return NULL;
 	port = xa_load(&ports, uid.index);
 	if (!port || port->uid.gen != uid.gen || port->dead)
+		return NULL;
+	return port;
+}
+
+struct ipc_port *ipc_port_lookup_rcu(struct norma_uid uid)
+{
+	struct ipc_port *port;
+
+	if (uid.node != ipc_node())
+		return NULL;
+	port = xa_load(&ports, uid.index);
+	if (!port || READ_ONCE(port->uid.gen) != uid.gen || READ_ONCE(port->dead))
 		return NULL;
 	return port;
 }

@@ -13,8 +13,9 @@
  * the interface; the send returns at receive complete, so the sender cannot change the
  * data under the transfer (Mach would have made it copy-on-write).
  *
- * Receiving. The transport hands up a complete message (norma_ipc_deliver) only after
- * port_check said the port is there; its KMSG buffer becomes the message (no copy) and
+ * Receiving. The transport hands up a complete message (norma_ipc_deliver, or
+ * norma_ipc_deliver_irq from its hard interrupt handler: then it waits in the inbox,
+ * below, for a task to queue it) only after port_check said the port is there; its KMSG buffer becomes the message (no copy) and
  * its 16 KiB pages are split into the 4 KiB pages the receiver will map. A port that
  * died in between gets the message destroyed, and the sender told ("accepted", dead).
  *
@@ -22,6 +23,8 @@
  * sent by ipc_unlock().
  */
 #include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -409,7 +412,7 @@ static struct ipc_port *right_arrives(struct norma_uid uid, u32 wtype)
 	return port;
 }
 
-void norma_ipc_deliver(struct norma_rx *rx)
+static void deliver_one(struct norma_rx *rx)
 {
 	struct norma_kmsg *k = rx->kmsg;
 	struct ipc_kmsg *kmsg;
@@ -496,4 +499,91 @@ void norma_ipc_deliver(struct norma_rx *rx)
 	}
 	ipc_enqueue(dest, kmsg);
 	ipc_unlock();
+}
+
+/* ---- the inbox ------------------------------------------------------------------------ */
+
+static LIST_HEAD(inbox);                /* struct norma_rx, in arrival order */
+static DEFINE_SPINLOCK(inbox_lock);     /* taken in hard interrupt context too */
+static DEFINE_MUTEX(inbox_mutex);       /* one drainer at a time: the order holds */
+
+static void inbox_work_fn(struct work_struct *work)
+{
+	ipc_inbox_drain();
+}
+static DECLARE_WORK(inbox_work, inbox_work_fn);
+
+static void inbox_add(struct norma_rx *rx)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&inbox_lock, flags);
+	list_add_tail(&rx->link, &inbox);
+	spin_unlock_irqrestore(&inbox_lock, flags);
+}
+
+static struct norma_rx *inbox_take(void)
+{
+	struct norma_rx *rx;
+	unsigned long flags;
+
+	spin_lock_irqsave(&inbox_lock, flags);
+	rx = list_first_entry_or_null(&inbox, struct norma_rx, link);
+	if (rx)
+		list_del(&rx->link);
+	spin_unlock_irqrestore(&inbox_lock, flags);
+	return rx;
+}
+
+bool ipc_inbox_pending(void)
+{
+	return !list_empty_careful(&inbox);
+}
+
+void ipc_inbox_drain(void)
+{
+	struct norma_rx *rx;
+
+	if (!ipc_inbox_pending())
+		return;
+	mutex_lock(&inbox_mutex);
+	while ((rx = inbox_take()))
+		deliver_one(rx);
+	mutex_unlock(&inbox_mutex);
+}
+
+void ipc_inbox_exit(void)
+{
+	struct norma_rx *rx;
+
+	cancel_work_sync(&inbox_work);
+	/* no task is left: every port is dead, and no other node is told any more */
+	while ((rx = inbox_take()))
+		norma_rx_free(rx);
+}
+
+void norma_ipc_deliver(struct norma_rx *rx)
+{
+	inbox_add(rx);
+	ipc_inbox_drain();
+}
+
+int norma_ipc_deliver_irq(struct norma_rx *rx)
+{
+	struct ipc_port *port;
+	int ret = -ENOENT;
+
+	rcu_read_lock();
+	port = ipc_port_lookup_rcu(rx->kmsg->dest);
+	if (port) {
+		inbox_add(rx);
+		/* its receiver queues it (msg_receive); with none waiting, a work item does */
+		if (wq_has_sleeper(&port->rcv_wait))
+			wake_up(&port->rcv_wait);
+		else
+			schedule_work(&inbox_work);
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
 }

@@ -13,8 +13,8 @@
  *
  * The IPC layer calls norma_de_*; the transport calls norma_ipc_* (upcalls). Upcalls run
  * in process context (the transport's work items, or the interface driver's interrupt
- * thread, which is where protocol messages arrive), never in hard interrupt context, and
- * may take the IPC layer's locks; the IPC layer must not hold its locks across a
+ * thread, which is where protocol messages arrive) and may take the IPC layer's locks,
+ * but for norma_ipc_deliver_irq, which is for the interface's hard interrupt handler; the IPC layer must not hold its locks across a
  * norma_de_* call that can sleep (marked "may sleep").
  */
 #ifndef NORMA_H
@@ -117,6 +117,7 @@ struct norma_rx {
 	struct norma_kmsg *kmsg;
 	struct page **pages;            /* kmsg->ool_pages entries */
 	u64 t_arrived_ns;               /* breakdown: when the receive completed */
+	struct list_head link;          /* the IPC layer's, once delivered */
 };
 void norma_rx_free(struct norma_rx *rx);
 
@@ -213,6 +214,10 @@ u32 norma_de_trace_read(struct norma_trace *buf, u32 max);
 int norma_ipc_port_check(struct norma_uid uid);
 /* Everything has arrived: queue it on its port (or destroy it if the port died since). */
 void norma_ipc_deliver(struct norma_rx *rx);
+/* The same, in hard interrupt context, for a message with no OOL pages: -ENOENT (the
+ * port is dead or unknown: rx is still the transport's), or 0: the IPC layer has it
+ * and its receiving task (or a work item) queues it on the port. Never sleeps. */
+int norma_ipc_deliver_irq(struct norma_rx *rx);
 /* "message accepted" for a message this node sent to 'uid' (dead: destroyed unread). */
 void norma_ipc_accepted(struct norma_uid uid, u32 seqno, bool dead);
 /* A name lookup from another node: 0 and *uid, or -ENOENT. */

@@ -106,12 +106,27 @@ def test_every_transfer_arrives_and_nothing_is_dropped(plain):
 
 def test_protocol_message_completions_skip_the_interrupt_thread(plain):
     """A protocol message's completion only frees it: when nothing else waits, the
-    driver's hard handler takes it and the interrupt thread is not woken; messages in
-    still go to the thread."""
+    driver's hard handler takes it and the interrupt thread is not woken; the other
+    messages in (permits, receive complete, accept notices) still go to the thread."""
     _, out = plain
     for node in (0, 1):
         s = out[node]["stats"]
         assert 0 < s["irqs_hard"] < s["irqs"], (node, s)
+
+
+def test_short_send_requests_are_delivered_from_the_hard_handler(plain, options):
+    """A short send request with no OOL pages is taken in the driver's hard handler and
+    its KMSG handed to the receiving task (norma_ipc_deliver_irq); the others, and every
+    request when accept notices ride on protocol messages (they take the IPC lock), in
+    the thread."""
+    _, out = plain
+    for node in (0, 1):
+        s = out[node]["stats"]
+        assert 0 < s["delivered_irq"] < s["delivered"], (node, s)
+    _, out = options
+    for node in (0, 1):
+        s = out[node]["stats"]
+        assert s["delivered_irq"] == 0 < s["delivered"], (node, s)
 
 
 def test_the_short_path_is_two_network_messages(plain):
