@@ -168,10 +168,10 @@ class Machine(Strict):
                                  f"{self.cluster.memory_mib}; docs/mpi.md)")
             protocol = LAYER_PROTOCOL.get(layer)
             if protocol and not any(b.PROTOCOL == protocol for b in self.boards.values()):
+                models = ", ".join(sorted({b.model for b in self.boards.values()})) or "none"
                 raise ValueError(f"guest.packages has \"{layer}\": it needs a board of the "
                                  f"{protocol} protocol, whose interface it runs on (this "
-                                 f"machine has {', '.join(sorted({b.model for b in self.boards.values()})) or 'none'}; "
-                                 f"docs/rdma.md)")
+                                 f"machine has {models}; docs/rdma.md)")
         return self
 
     def boards_on(self, node: int) -> list[BoardBase]:
