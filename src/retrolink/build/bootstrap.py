@@ -9,14 +9,21 @@ from retrolink.progress import StepFailed, run_logged, say, step
 APT_LISTS = [paths.REPO / "deps" / "apt.txt"]
 
 
+def package_list(f: Path) -> list[str]:
+    """The packages a list names, one a line, # comments."""
+    pkgs = []
+    if f.exists():
+        for line in f.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and line not in pkgs:
+                pkgs.append(line)
+    return pkgs
+
+
 def wanted_packages(extra=()) -> list[str]:
     pkgs = []
     for f in APT_LISTS:
-        if f.exists():
-            for line in f.read_text().splitlines():
-                line = line.split("#", 1)[0].strip()
-                if line and line not in pkgs:
-                    pkgs.append(line)
+        pkgs += [p for p in package_list(f) if p not in pkgs]
     return pkgs + [p for p in extra if p not in pkgs]
 
 

@@ -1,9 +1,9 @@
 """Debian source packages through a private apt state (the host's apt config is untouched)."""
-import os
+import hashlib
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.progress import run_logged
+from retrolink.progress import StepFailed, run_logged, step
 
 
 def _apt_dir() -> Path:
@@ -36,3 +36,40 @@ def download_source(package: str, version: str, dest: Path, suites, mirror, secu
     run_logged(["apt-get", *opts, "update", "-q"], log)
     run_logged(["apt-get", *opts, "source", "--download-only", f"{package}={version}"], log,
                cwd=dest, env={"DEBIAN_FRONTEND": "noninteractive"})
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def version_dir_name(version: str) -> str:
+    # "1:10.0.13+ds-0+deb13u1" -> "10.0.13+ds-0+deb13u1" (no ':' in paths)
+    return version.split(":", 1)[-1]
+
+
+def fetch_verified(src: dict, downloads: Path, pin_file: Path, hint: str, log: Path) -> Path:
+    """The pinned source package src (a pin file's [source] table: package, version,
+    suites, mirrors, sha256 of each file) downloaded once into downloads, every file
+    checked against the pin; its .dsc."""
+    expected = src["sha256"]
+    if not all((downloads / f).exists() for f in expected):
+        with step(f"downloading Debian source package {src['package']} {src['version']}"):
+            try:
+                download_source(src["package"], src["version"], downloads, src["suites"],
+                                src["mirror"], src["security_mirror"], log)
+            except StepFailed as e:
+                raise StepFailed(f"could not fetch {src['package']}={src['version']} from "
+                                 f"Debian ({', '.join(src['suites'])}).\n  {hint}\n{e}") from e
+    for name, digest in expected.items():
+        got = sha256(downloads / name)
+        if got != digest:
+            raise StepFailed(f"{downloads / name}: sha256 {got} does not match the pin {digest} "
+                             f"in {pin_file}; delete the file to download it again")
+    dscs = list(downloads.glob(f"{src['package']}_{version_dir_name(src['version'])}.dsc"))
+    if not dscs:
+        raise StepFailed(f"no .dsc for {src['package']} {src['version']} in {downloads}")
+    return dscs[0]

@@ -91,3 +91,17 @@ def last_built() -> Artifacts:
         raise StepFailed(f"{NO_BUILD} is set, but the last build's {', '.join(missing)} "
                          f"is gone: run ./retrolink build, or unset {NO_BUILD}")
     return art
+
+
+def build_for(machine) -> Artifacts:
+    """What a machine's nodes boot: build_all's for PCs; for SPARCstation 5 nodes their
+    own QEMU, kernel and initramfs (sparc_pipeline.py: built only for such a machine),
+    which need nothing of the PC's build (they have no boards, so no fabric, yet)."""
+    if machine.cluster.arch != "sparc32":
+        return build_all()
+    from retrolink.build.sparc_pipeline import build_sparc
+    log = build_log()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sparc = build_sparc(log)
+    return Artifacts(qemu=sparc.qemu, kernel=sparc.kernel, initrd=sparc.initrd,
+                     fabric=paths.fabric_binary())

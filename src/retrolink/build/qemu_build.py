@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.build.debian_src import download_source
+from retrolink.build.debian_src import fetch_verified, version_dir_name
 from retrolink.build.jobs import Background
 from retrolink.progress import StepFailed, run_logged, say, step
 
@@ -27,11 +27,6 @@ PIN_FILE = paths.QEMU_OVERLAY / "upstream.toml"
 
 def load_pin() -> dict:
     return tomllib.loads(PIN_FILE.read_text())
-
-
-def version_dir_name(version: str) -> str:
-    # "1:10.0.13+ds-0+deb13u1" -> "10.0.13+ds-0+deb13u1" (no ':' in paths)
-    return version.split(":", 1)[-1]
 
 
 def qemu_root(pin=None) -> Path:
@@ -45,7 +40,8 @@ class Variant:
     configure: tuple        # added to the pin's configure arguments
     what: str               # for progress lines
     first_build: str        # how long a first build takes, for progress lines
-    targets: tuple = ()     # built beside qemu-system-x86_64 (paths in the build dir)
+    targets: tuple = ()     # built beside the binary (paths in the build dir)
+    binary: str = "qemu-system-x86_64"
 
 
 INSN_PROFILE_PLUGIN = "hw/retrolink/librl-insn-profile.so"   # qemu/plugins/insn-profile.c
@@ -57,7 +53,17 @@ VARIANTS = {
     # the pin's --disable-debug-info undone: sanitizer reports name file and line
     "asan": Variant("build-asan", ("--enable-asan", "--enable-ubsan", "--enable-debug-info"),
                     "QEMU with ASan/UBSan", "about 7 min on 2 cores"),
+    # the SPARCstation 5 (sun4m) nodes' QEMU: the same tree and patches, the sparc target
+    # with its own device set (retrolink-devices-sparc.mak), built only for a machine
+    # with sun4m nodes (docs/sparc.md)
+    "sparc": Variant("build-sparc", ("--target-list=sparc-softmmu",
+                                     "--with-devices-sparc=retrolink"),
+                     "QEMU for sun4m", "about 6 min on 2 cores", binary="qemu-system-sparc"),
 }
+
+# each target's device set, linked into QEMU's configs/devices/ as retrolink.mak
+DEVICE_SETS = {"x86_64-softmmu": "retrolink-devices.mak",
+               "sparc-softmmu": "retrolink-devices-sparc.mak"}
 
 
 def qemu_build_dir(pin=None, variant: str = "release") -> Path:
@@ -65,42 +71,15 @@ def qemu_build_dir(pin=None, variant: str = "release") -> Path:
 
 
 def qemu_binary(pin=None, variant: str = "release") -> Path:
-    return qemu_build_dir(pin, variant) / "qemu-system-x86_64"
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return qemu_build_dir(pin, variant) / VARIANTS[variant].binary
 
 
 def fetch_and_verify(pin: dict, log: Path) -> Path:
     """Download the pinned source package (once) and check every file's sha256."""
-    src = pin["source"]
-    downloads = paths.cache_dir() / "qemu" / "downloads"
-    expected = src["sha256"]
-    have = all((downloads / f).exists() for f in expected)
-    if not have:
-        with step(f"downloading Debian source package qemu {src['version']}"):
-            try:
-                download_source(src["package"], src["version"], downloads, src["suites"],
-                                src["mirror"], src["security_mirror"], log)
-            except StepFailed as e:
-                raise StepFailed(
-                    f"could not fetch qemu={src['version']} from Debian ({', '.join(src['suites'])}).\n"
-                    f"  The pinned version may have been superseded; pick an available 10.0.x with\n"
-                    f"  'apt-cache showsrc qemu' and update {PIN_FILE}.\n{e}") from e
-    for name, digest in expected.items():
-        got = sha256(downloads / name)
-        if got != digest:
-            raise StepFailed(f"{downloads / name}: sha256 {got} does not match the pin {digest} "
-                             f"in {PIN_FILE}; delete the file to download it again")
-    dscs = list(downloads.glob(f"{src['package']}_{version_dir_name(src['version'])}.dsc"))
-    if not dscs:
-        raise StepFailed(f"no .dsc for {src['version']} in {downloads}")
-    return dscs[0]
+    hint = (f"The pinned version may have been superseded; pick an available 10.0.x with\n"
+            f"  'apt-cache showsrc qemu' and update {PIN_FILE}.")
+    return fetch_verified(pin["source"], paths.cache_dir() / "qemu" / "downloads", PIN_FILE,
+                          hint, log)
 
 
 PATCHES = paths.QEMU_OVERLAY / "patches"
@@ -146,10 +125,11 @@ def apply_overlay(tree: Path, pin: dict) -> None:
     """Link qemu/ into the tree as hw/retrolink, include/retrolink/ (the headers shared
     with fabric and guest) as include/retrolink, and hook them into Kconfig/meson.
     Idempotent; re-pointing the links at another checkout makes ninja rebuild only ours."""
-    mak = tree / "configs" / "devices" / "x86_64-softmmu" / "retrolink.mak"
-    for link, target in ((tree / "hw" / "retrolink", paths.QEMU_OVERLAY),
-                         (tree / "include" / "retrolink", paths.INCLUDE),
-                         (mak, paths.QEMU_OVERLAY / pin["build"]["devices"])):
+    links = [(tree / "hw" / "retrolink", paths.QEMU_OVERLAY),
+             (tree / "include" / "retrolink", paths.INCLUDE)]
+    links += [(tree / "configs" / "devices" / target / "retrolink.mak", paths.QEMU_OVERLAY / mak)
+              for target, mak in DEVICE_SETS.items()]
+    for link, target in links:
         if link.is_symlink() and Path(os.readlink(link)) == target:
             continue
         if link.is_symlink() or link.exists():
@@ -244,12 +224,12 @@ def build_qemu(log: Path, variant: str = "release", host_ready=lambda: None) -> 
             or json.loads(stamp.read_text()) != want:
         shutil.rmtree(build, ignore_errors=True)
         build.mkdir(parents=True)
-        with step(f"configuring {v.what} (minimal x86_64 device set + retrolink devices)"):
+        with step(f"configuring {v.what} (minimal device set + retrolink devices)"):
             run_logged([tree / "configure", f"--python={venv_bin / 'python3'}",
                         *want["args"]], log, cwd=build,
                        env={"PATH": f"{venv_bin}:{os.environ['PATH']}"})
         stamp.write_text(json.dumps(want))
-    binary = build / "qemu-system-x86_64"
+    binary = build / v.binary
     digest = overlay_digest()
     forget_overlay_objects(build, digest)
     run_ninja(build, binary, v, log)
@@ -265,7 +245,7 @@ def run_ninja(build: Path, binary: Path, v, log: Path) -> None:
     # then ninja -n below counts the real work, not just the regeneration
     run_logged(["ninja", "-C", build, "build.ninja"], log)
     # ninja -n tells how much work there is, for the progress bar and to stay quiet when none
-    targets = ["qemu-system-x86_64", *v.targets]
+    targets = [v.binary, *v.targets]
     dry = subprocess.run(["ninja", "-C", build, "-n", *targets],
                          capture_output=True, text=True)
     todo = sum(1 for l in dry.stdout.splitlines() if l.startswith("["))
