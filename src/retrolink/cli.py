@@ -23,7 +23,7 @@ def cmd_build(args) -> int:
 # The machine model (pydantic) is imported by the commands that load a machine: a warm
 # `retrolink build` stays a few tens of milliseconds (src/retrolink/build/stamp.py).
 def cmd_run(args) -> int:
-    from retrolink.build.pipeline import build_all
+    from retrolink.build.pipeline import build_for
     from retrolink.model.machine import MachineError, load_machine, parse_overrides
     from retrolink.run.runner import guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
@@ -38,7 +38,7 @@ def cmd_run(args) -> int:
     if not args.command:
         raise MachineError("nothing to run: give a command after --, e.g. "
                            f"retrolink run {args.machine} -- uname -a")
-    art = build_all()
+    art = build_for(machine)
     script = guest_script(args.command)
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
                          trace=args.trace, qemu_trace=args.qemu_trace,
@@ -48,14 +48,14 @@ def cmd_run(args) -> int:
 
 
 def cmd_up(args) -> int:
-    from retrolink.build.pipeline import build_all
+    from retrolink.build.pipeline import build_for
     from retrolink.model.machine import load_machine, parse_overrides
     from retrolink.run.interactive import up
     from retrolink.run.runner import check_node_options
     machine = load_machine(args.machine, parse_overrides(args.set))
     if args.gdb is not None:
         check_node_options(machine.cluster.nodes, {"--gdb": [args.gdb]})
-    return up(machine, build_all(), gdb_node=args.gdb)
+    return up(machine, build_for(machine), gdb_node=args.gdb)
 
 
 def cmd_debug_symbols(args) -> int:

@@ -377,3 +377,12 @@ def test_memory_below_what_the_guest_needs_is_refused_before_boot():
                                                r"the guest needs at least 248 MiB"):
             load_machine("plain", {"cluster.memory_mib": small})
     assert load_machine("plain", {"cluster.memory_mib": "248M"}).cluster.memory_mib == 248
+
+
+def test_sparc32_nodes_refuse_what_their_image_has_not_yet():
+    from retrolink.model.machine import parse_overrides
+    with pytest.raises(MachineError, match="a SPARCstation 5 holds at most 256 MiB"):
+        load_machine("sparc-plain", parse_overrides(["cluster.memory_mib=512M"]))
+    with pytest.raises(MachineError, match=r"its nodes have no cluster.boot_modules yet"):
+        load_machine("sparc-plain", parse_overrides(['cluster.boot_modules=["brd"]']))
+    assert load_machine("sparc-plain").cluster.arch == "sparc32"

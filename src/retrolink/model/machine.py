@@ -61,6 +61,11 @@ class ClusterSettings(Strict):
     # a node that stopped (docs/reliability.md); the run ends naming it
     stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
     kernel_cmdline: str = ""
+    # the nodes' computer (docs/sparc.md): "x86_64", a PC (QEMU's q35); "sparc32", a
+    # SPARCstation 5 (QEMU's sun4m) with OpenBIOS and a sparc32 kernel, whose build
+    # (src/retrolink/build/sparc_pipeline.py) only a machine of these nodes makes
+    arch: typing.Literal["x86_64", "sparc32"] = Field(
+        default="x86_64", description="the nodes' computer: x86_64 (PC) or sparc32 (SS-5)")
     # the guest kernel's speculative-execution mitigations (docs/machines.md, "Guest kernel
     # mitigations"): "auto" is the kernel's own choice for the CPU QEMU presents, "off"
     # adds mitigations=off (a period machine had none of them)
@@ -104,6 +109,9 @@ class ClusterSettings(Strict):
         return units.granularity_ns(self.node_cpu_mips(node))
 
 
+# A SPARCstation 5's most memory: QEMU's SS-5 refuses more (max_mem of its hwdef in
+# hw/sparc/sun4m.c; docs/sparc.md)
+SS5_MAX_MIB = 256
 # The least guest RAM of a machine with each image layer. Our choice for "mpi": the base
 # initramfs and the layer unpack into the root tmpfs, which the kernel sizes to half the
 # RAM: 80 MB unpacked do not fit at 256 MiB (77 MB), and the ranks' buffers need room
@@ -158,6 +166,25 @@ class Machine(Strict):
         if self.uses_fabric:
             return boot, run
         return boot or PLAIN_BOOT_TIMEOUT_S, run or PLAIN_RUN_TIMEOUT_S
+
+    @model_validator(mode="after")
+    def _what_sparc32_nodes_have(self):
+        """A SPARCstation 5 node has, so far, its OpenBIOS, kernel, initramfs and the
+        boot barrier (docs/sparc.md): nothing of the x86 image's or boards' yet."""
+        c = self.cluster
+        if c.arch != "sparc32":
+            return self
+        extra = [what for what, has in (
+            ("boards", self.boards), ("networks", self.networks), ("disks", self.disks),
+            ("guest.packages", self.guest.packages), ("cluster.boot_modules", c.boot_modules))
+            if has]
+        if extra:
+            raise ValueError(f"cluster.arch is \"sparc32\": its nodes have no {', '.join(extra)} "
+                             "yet (the sparc32 image carries klibc and fw_cfg; docs/sparc.md)")
+        if c.memory_mib > SS5_MAX_MIB:
+            raise ValueError(f"cluster.arch is \"sparc32\": a SPARCstation 5 holds at most "
+                             f"{SS5_MAX_MIB} MiB (cluster.memory_mib is {c.memory_mib})")
+        return self
 
     @model_validator(mode="after")
     def _room_for_layers(self):

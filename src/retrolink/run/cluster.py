@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrolink import lockstep, paths
-from retrolink.run import gdb, snapshot
+from retrolink.run import gdb, snapshot, sun4m
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.dir_watch import DirWatch
@@ -259,7 +259,9 @@ class Cluster:
             if not fabric:
                 # no fabric to stop the nodes at the barrier: each stops where it arrives
                 # (after the key: a node started from the snapshot has arrived already)
-                argv += ["-global", "retrolink-barrier.stop-at-arrival=on"]
+                barrier = (sun4m.BARRIER_TYPE if self.machine.cluster.arch == "sparc32"
+                           else "retrolink-barrier")
+                argv += ["-global", f"{barrier}.stop-at-arrival=on"]
         self.maker = snapshot.SnapshotMaker(
             qmp, build, key, alive=lambda: all(p.poll() is None for p in self.nodes),
             fabric=fabric)

@@ -6,7 +6,7 @@ from retrolink import disks
 from retrolink.build.artifacts import Artifacts
 from retrolink.build.qemu_build import INSN_PROFILE_PLUGIN
 from retrolink.model.machine import Machine
-from retrolink.run import guest_net
+from retrolink.run import guest_net, sun4m
 
 FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu"]
 DEBUG_EXIT_PORT = 0xF4
@@ -41,20 +41,24 @@ def insn_profile_plugin(art: Artifacts) -> Path:
 def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
               fabric_socket: Path | None) -> list[str]:
     c = machine.cluster
+    sparc = c.arch == "sparc32"     # a SPARCstation 5 (docs/sparc.md), else a PC
     mitigations = "mitigations=off" if c.mitigations == "off" else ""
-    append = " ".join(a for a in ("console=ttyS0 panic=-1 loglevel=4 tsc=reliable", mitigations,
-                                  c.kernel_cmdline) if a)
+    base = sun4m.KERNEL_ARGS if sparc else "console=ttyS0 panic=-1 loglevel=4 tsc=reliable"
+    append = " ".join(a for a in (base, "" if sparc else mitigations, c.kernel_cmdline) if a)
     accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
-    argv = [str(art.qemu), "-M", "q35", "-accel", accel, "-smp", "1", "-m", str(c.memory_mib),
+    argv = [str(art.qemu), "-M", sun4m.MACHINE if sparc else "q35", "-accel", accel, "-smp", "1",
+            "-m", str(c.memory_mib),
             "-icount", f"{c.node_icount_option(node)},sleep=off",
             "-rtc", f"clock=vm,base={RTC_BASE}",
             "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
     for d in FIRMWARE_DIRS:
         argv += ["-L", d]
-    # the init script ends the node by writing 0 here: QEMU exits with status 1
-    argv += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=1"]
-    # where init waits for the cluster, once booted (docs/snapshots.md)
-    argv += ["-device", f"retrolink-barrier,iobase={BARRIER_PORT:#x}"]
+    if not sparc:
+        # the init script ends the node by writing 0 here: QEMU exits with status 1
+        argv += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=1"]
+        # where init waits for the cluster, once booted (docs/snapshots.md); sun4m's is
+        # part of the machine, and a SPARCstation powers itself off at the end
+        argv += ["-device", f"retrolink-barrier,iobase={BARRIER_PORT:#x}"]
     # a snapshot is taken of a stopped VM: without this, one started from it would
     # stay stopped (docs/snapshots.md)
     argv += ["-global", "migration.store-global-state=off"]
@@ -73,6 +77,8 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-chardev", f"file,id=result,path={files.output}", "-serial", "chardev:result"]
     argv += ["-fw_cfg", f"name=opt/retrolink/node,string={node}",
              "-fw_cfg", f"name=opt/retrolink/nodes,string={machine.total_nodes()}"]
+    if sparc:
+        argv += sun4m.fw_cfg_args()
     # the cluster's, the disks' and the boards', those whose driver holds its node in
     # short lock-step steps last (BoardBase.LOADS_LAST)
     parts = [*machine.disks_on(node), *machine.boards_on(node)]

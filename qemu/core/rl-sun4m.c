@@ -1,0 +1,92 @@
+/*
+ * retrolink's SPARCstation 5 node: QEMU's SS-5 (hw/sparc/sun4m.c, unchanged) with what
+ * a retrolink node needs mapped into free space of its on-board I/O area (docs/sparc.md):
+ *
+ * - the boot barrier (rl-barrier-sysbus.c), which the PC has at an ISA port;
+ * - a second view of the machine's fw_cfg registers. sun4m puts fw_cfg at
+ *   0xd_0000_0510, above 4 GiB in the 36-bit physical space, which a sparc32 Linux
+ *   (32-bit phys_addr_t, ioremap in bus space 0) cannot reach; its qemu_fw_cfg driver
+ *   is told this view instead (qemu_fw_cfg.mmio= on the kernel command line). The
+ *   control register is big-endian, as on every memory-mapped fw_cfg.
+ *
+ * The addresses are the node command line's (src/retrolink/run/node_command.py).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "exec/address-spaces.h"
+#include "hw/boards.h"
+#include "hw/nvram/fw_cfg.h"
+#include "hw/sysbus.h"
+#include "qom/object.h"
+
+#include "hw/retrolink/core/rl-barrier-sysbus.h"
+
+#define TYPE_RL_SUN4M_MACHINE MACHINE_TYPE_NAME("retrolink-SS-5")
+#define RL_SUN4M_PARENT       MACHINE_TYPE_NAME("SS-5")
+
+/*
+ * Our choice: a page in the SS-5's on-board I/O area (0x71xxxxxx) that the machine
+ * leaves unassigned, between the auxiliary registers (0x7191xxxx) and the counters
+ * (0x71dxxxxx); mapped above any empty-slot filler
+ */
+#define RL_SUN4M_BARRIER_BASE 0x71a00000ULL
+#define RL_SUN4M_FW_CFG_BASE  0x71a01000ULL
+
+/* sun4m's own init, which ours wraps (the SS-5's class is private to sun4m.c) */
+static void (*rl_sun4m_parent_init)(MachineState *machine);
+
+static void rl_sun4m_fw_cfg_view(MachineState *machine)
+{
+    SysBusDevice *fw_cfg = SYS_BUS_DEVICE(fw_cfg_find());
+    static const char *const names[] = { "rl-fw-cfg.ctl", "rl-fw-cfg.data" };
+    hwaddr offset = 0;
+
+    /* control then data, one after the other as sun4m maps them (data at +2) */
+    for (int i = 0; i < ARRAY_SIZE(names); i++) {
+        MemoryRegion *region = sysbus_mmio_get_region(fw_cfg, i);
+        MemoryRegion *view = g_new(MemoryRegion, 1);
+
+        memory_region_init_alias(view, OBJECT(machine), names[i], region, 0,
+                                 memory_region_size(region));
+        memory_region_add_subregion_overlap(get_system_memory(),
+                                            RL_SUN4M_FW_CFG_BASE + offset, view, 1);
+        offset += memory_region_size(region);
+    }
+}
+
+static void rl_sun4m_init(MachineState *machine)
+{
+    DeviceState *barrier;
+
+    rl_sun4m_parent_init(machine);
+    barrier = qdev_new(TYPE_RL_BARRIER_SYSBUS);
+    object_property_add_child(OBJECT(machine), "retrolink-barrier", OBJECT(barrier));
+    sysbus_realize_and_unref(SYS_BUS_DEVICE(barrier), &error_fatal);
+    sysbus_mmio_map_overlap(SYS_BUS_DEVICE(barrier), 0, RL_SUN4M_BARRIER_BASE, 1);
+    rl_sun4m_fw_cfg_view(machine);
+}
+
+static void rl_sun4m_class_init(ObjectClass *oc, void *data)
+{
+    MachineClass *mc = MACHINE_CLASS(oc);
+
+    rl_sun4m_parent_init = mc->init;
+    mc->init = rl_sun4m_init;
+    mc->desc = "retrolink node: Sun4m platform, SPARCstation 5, with the boot barrier";
+    mc->is_default = false;
+}
+
+static const TypeInfo rl_sun4m_info = {
+    .name       = TYPE_RL_SUN4M_MACHINE,
+    .parent     = RL_SUN4M_PARENT,
+    .class_init = rl_sun4m_class_init,
+};
+
+static void rl_sun4m_register_types(void)
+{
+    type_register_static(&rl_sun4m_info);
+}
+
+type_init(rl_sun4m_register_types)
