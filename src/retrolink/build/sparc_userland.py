@@ -74,7 +74,7 @@ def ensure_userland(kernel: SparcKernel, log: Path) -> SparcUserland:
         dsc = fetch_verified(pin["source"], sparc_dir() / "downloads", PIN_FILE,
                              f"Pick an available version with 'apt-cache showsrc klibc' and "
                              f"update {PIN_FILE}.", log)
-        with step("building the sparc32 userland (klibc, rltools; first time: about 1 min)"):
+        with step("building the sparc32 userland (klibc, rltools; first time: about 15 s of CPU)"):
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True)
             run_logged(["dpkg-source", "--no-check", "-x", dsc, tree], log)
