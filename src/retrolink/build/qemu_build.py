@@ -58,7 +58,8 @@ VARIANTS = {
     # with sun4m nodes (docs/sparc.md)
     "sparc": Variant("build-sparc", ("--target-list=sparc-softmmu",
                                      "--with-devices-sparc=retrolink"),
-                     "QEMU for sun4m", "about 6 min on 2 cores", binary="qemu-system-sparc"),
+                     "QEMU for sun4m", "43 min on a loaded 2-core host, docs/sparc.md",
+                     binary="qemu-system-sparc"),
 }
 
 # each target's device set, linked into QEMU's configs/devices/ as retrolink.mak
