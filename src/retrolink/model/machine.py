@@ -57,8 +57,9 @@ class ClusterSettings(Strict):
     # far above the longest run we know (a benchmark's boot and measurement, at 40 MIPS
     # a boot alone is ~150 s), low enough that a runaway command ends
     run_limit_virtual_s: float = Field(default=3600.0, gt=0, le=86400)
-    # our choice: a cluster whose lock-step has not moved for this long (wall clock) has
-    # a node that stopped (docs/reliability.md); the run ends naming it
+    # our choice: a cluster whose lock-step has not moved for this long (wall clock, its
+    # waited-for QEMU getting no CPU time; or this much CPU time) has a node that stopped
+    # (docs/reliability.md); the run ends naming it
     stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
     kernel_cmdline: str = ""
     # the guest kernel's speculative-execution mitigations (docs/machines.md, "Guest kernel
