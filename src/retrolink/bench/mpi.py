@@ -98,7 +98,9 @@ def run_mpi(machines: dict[str, str], overrides: dict, art: Artifacts, quick: bo
 
 
 def failures(result: dict) -> list[str]:
-    return [f"{key}: {r['failed']}" for key, r in result.items() if "failed" in r]
+    """The machines that failed (the result's other entries, host_wall_s, are figures)."""
+    return [f"{key}: {r['failed']}" for key, r in result.items()
+            if isinstance(r, dict) and "failed" in r]
 
 
 def main(args, overrides: dict, sweeps) -> int:
