@@ -19,7 +19,8 @@
  * its sender a notice (fabric_notice) when its data has left the sender's bridge, at
  * the end of its last data phase, but no earlier than the lookahead after its ready
  * time (a notice is an arrival at the sender); a frame dropped (over the mtu) earns one
- * at that lookahead. The bridge frees its posted-write buffer by them.
+ * at that lookahead. The bridge frees its posted-write buffer by them: they only ever
+ * hold it back (notices_hold), so they set no arrival floor for its grants.
  */
 #include <stdlib.h>
 
@@ -159,7 +160,7 @@ static void cpci_bus_stats(struct network *net, FILE *out)
 }
 
 const struct topology_ops topo_cpci_bus_ops = {
-    .name = "cpci_bus", .broadcast = true, .notices = true, .configure = cpci_bus_configure,
+    .name = "cpci_bus", .broadcast = true, .notices = true, .notices_hold = true, .configure = cpci_bus_configure,
     .inject = cpci_bus_inject, .event = cpci_bus_event, .min_latency = cpci_bus_min_latency,
     .stats = cpci_bus_stats,
 };

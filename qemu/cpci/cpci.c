@@ -242,15 +242,15 @@ static const RlPortOps cpci_link_ops = {
 };
 
 /*
- * The least delay from an arrival to a frame it causes: a notice that frees the buffer
- * lets a retried store go (its transaction, then the bridge); a load served takes more
- * (the node's PCI read of one phase and the memory, then the bridge).
+ * A load served: the node's PCI read of one phase and the memory, then the bridge. (A
+ * notice never makes a frame sooner than the promise says: a retried store is no earlier
+ * than its first attempt's; the backplane counts notices in no floor, notices_hold.)
  */
 static uint64_t cpci_reaction_ns(void *dev)
 {
     CpciState *s = dev;
 
-    return MAX(1, cpci_pci_ns(s, 1) + s->bridge_ns);
+    return MAX(1, cpci_pci_ns(s, 1) + s->mem_read_ns + s->bridge_ns);
 }
 
 /* ---- reset --------------------------------------------------------------------------- */

@@ -13,7 +13,10 @@
  * payload: retrolink/wire.h) for every frame it hands the backplane, in the order they
  * were sent, at the end of the frame's last data phase on the backplane (no earlier than
  * the fabric's lookahead after its ready time): from then on the frame no longer holds
- * its entries of the bridge's posted-write buffer. A CPCI_T_WRITE holds one entry of the
+ * its entries of the bridge's posted-write buffer. A notice only ever holds the bridge
+ * back (a retried store is no sooner than its first attempt, which the node's promise
+ * covers), so the fabric sets no arrival floor by it (topology_ops.notices_hold): a node
+ * waiting in a load with its own notices to come is not held by them. A CPCI_T_WRITE holds one entry of the
  * bus's width a data phase, a CPCI_T_DOORBELL one; a READ or READ_DONE holds none. The
  * buffer (the board's posted-write-bytes, which Python's retrolink.boards.cpci checks
  * against these as QEMU does) holds at least one 8-byte access, at most
