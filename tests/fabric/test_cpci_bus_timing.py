@@ -101,6 +101,16 @@ def test_each_frame_earns_its_sender_a_notice_when_its_data_has_left(fabric):
     finish(f, n)
 
 
+def test_a_node_s_own_notice_to_come_sets_no_floor_for_the_grants(fabric):
+    """A notice only holds its bridge back (proto/cpci.h, "Credits"): node 0's notice of
+    a dropped frame, due at 360 ns, must not hold node 1 to 360 + R + L; node 0's promise
+    does."""
+    f, n = cluster(fabric, 2, BUS)
+    n[0].send(0, 1, b"x" * 25, seq=0)     # over the mtu: nothing arrives but its notice
+    n[0].report(0, 100_000)
+    assert n[1].sync(0, NEVER) == 100_000 + 4 * CYCLE + BRIDGE
+
+
 def test_a_frame_longer_than_the_mtu_is_dropped(fabric):
     f, n = cluster(fabric, 2, BUS)
     n[0].send(0, 1, b"x" * 25, seq=0)
