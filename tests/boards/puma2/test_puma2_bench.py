@@ -1,6 +1,6 @@
 """`retrolink bench puma2`: runs, reports every figure of the paper's form, and is
 deterministic: twice --quick, byte for byte."""
-from helpers import quick_bench_twice
+from helpers import a_lead_too_long_is_caught, quick_bench_twice
 
 from retrolink.bench import puma2
 
@@ -22,3 +22,15 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
     assert 0 < a["page_copy_MBps"] < 12.5
     assert a["fault_us"]["read"] > 0 and a["fault_us"]["write"] > 0
     assert a["parameters"]["machine"] == "puma-ii"
+
+
+# the lock's page goes back and forth between the boards (a ping-pong of the ring's
+# messages), then node 1 brings pages node 0 wrote (a stream of page copies)
+LIVE_CLOCK_SCRIPT = "puma2ctl counter 40 && puma2ctl copy --pages 16"
+
+
+def test_a_lead_too_long_is_caught(artifacts):
+    """The board's lead and pending floor (docs/fabric.md "Live time") are checked by the
+    causality count: with a lead 100 us too long a board counts late frames."""
+    a_lead_too_long_is_caught("puma-ii", {0: LIVE_CLOCK_SCRIPT, 1: LIVE_CLOCK_SCRIPT},
+                              artifacts, "retrolink-puma2")
