@@ -66,6 +66,10 @@ class ClusterSettings(Strict):
     # mitigations"): "auto" is the kernel's own choice for the CPU QEMU presents, "off"
     # adds mitigations=off (a period machine had none of them)
     mitigations: typing.Literal["auto", "off"] = "auto"
+    # what the initramfs unpacks into (docs/machines.md, "Many nodes on one host"): the
+    # kernel's default, a tmpfs capped at half the RAM, or a ramfs (rootfstype=ramfs),
+    # capped by the RAM alone, which lets a node have less (units.MIN_NODE_MIB_RAMFS)
+    root_fs: typing.Literal["tmpfs", "ramfs"] = "tmpfs"
     # Debian image modules every node loads at boot, before its boards' (a module a
     # command would load anyway, loaded while its node still boots with long grants)
     boot_modules: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")]] = Field(
@@ -75,6 +79,11 @@ class ClusterSettings(Strict):
     @classmethod
     def _mem(cls, v):
         return units.parse_mib(v)
+
+    @model_validator(mode="after")
+    def _room_for_root(self):
+        units.check_root_room(self.memory_mib, self.root_fs)
+        return self
 
     @field_validator("cpu_mips")
     @classmethod

@@ -42,8 +42,11 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
               fabric_socket: Path | None) -> list[str]:
     c = machine.cluster
     mitigations = "mitigations=off" if c.mitigations == "off" else ""
+    # the kernel unpacks the initramfs into a tmpfs unless told otherwise
+    # (Documentation/filesystems/ramfs-rootfs-initramfs.rst)
+    root_fs = "rootfstype=ramfs" if c.root_fs == "ramfs" else ""
     append = " ".join(a for a in ("console=ttyS0 panic=-1 loglevel=4 tsc=reliable", mitigations,
-                                  c.kernel_cmdline) if a)
+                                  root_fs, c.kernel_cmdline) if a)
     accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
     argv = [str(art.qemu), "-M", "q35", "-accel", accel, "-smp", "1", "-m", str(c.memory_mib),
             "-icount", f"{c.node_icount_option(node)},sleep=off",
