@@ -9,8 +9,8 @@ registered in the name service (`bench`), PE 0 looks it up and measures
   (`RESULT step`), and the breakdown is the time from each step to the next (figure 6);
 - out-of-line throughput for 1 .. 25 pages of 16 KB: size / (half the round trip), the
   average over the runs and the best run (figure 7).
-One boot of the 64-PE machine (--quick: the 8-PE one): PE 0 serves one port, the other PEs
-all send to it at once; every message must arrive (many_to_one).
+One boot of the 8-PE machine: PE 0 serves one port, the other PEs all send to it at once;
+every message must arrive (many_to_one).
 """
 from functools import partial
 
@@ -23,7 +23,7 @@ from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "cenju3.toml"
-HELP = ("the Cenju-3 benchmarks (docs/boards/norma.md) on cenju-3 and cenju-3-64: Mach message "
+HELP = ("the Cenju-3 benchmarks (docs/boards/norma.md) on cenju-3 and cenju-3-8: Mach message "
         "latency remote and local, its breakdown by step, OOL throughput, many-to-one")
 ONE_WAY_END = "rcv_done"
 # OOL pages a (page) send permit names
@@ -204,5 +204,5 @@ def plot(r: dict, path) -> None:
 def main(args, overrides: dict, sweeps) -> int:
     return harness.own_machines(
         args, overrides, sweeps, "cenju3", load_definition,
-        "Cenju-3 benchmarks on the 2-PE and the 64-PE machines (--quick: 8 PEs; boots 2 times)",
+        "Cenju-3 benchmarks on the 2-PE and the 8-PE machines (boots 2 times)",
         run_cenju3, table, plot)

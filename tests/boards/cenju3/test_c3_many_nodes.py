@@ -2,9 +2,10 @@
 host"): the nodes boot, a second run starts from the snapshot, and every node runs its
 command, its root a ramfs in 224 MiB.
 
-16 PEs are in the suite. 64 take longer than a suite run can spend on this 2-core host
-(the first boot makes the snapshot: a cold boot of 64 nodes is tens of minutes here) and
-about 64 x 220 MiB of host memory: they run only when RETROLINK_TEST_64=1."""
+They take longer than a suite run can spend on this 2-core host (the first boot makes
+the snapshot: a cold boot of 16 nodes took 11.5 minutes here, of 64 about an hour) and
+64 x 220 MiB of host memory: 16 run when RETROLINK_TEST_MANY=1, 64 when
+RETROLINK_TEST_64=1."""
 import os
 import re
 from pathlib import Path
@@ -44,6 +45,8 @@ def boot_twice(nodes: int, timeout: int):
     assert started_from_snapshot(again)
 
 
+@pytest.mark.skipif(os.environ.get("RETROLINK_TEST_MANY") != "1",
+                    reason="16 nodes: set RETROLINK_TEST_MANY=1 (minutes, ~4 GiB)")
 def test_16_pes_boot_and_run_a_command():
     boot_twice(16, timeout=3600)
 
