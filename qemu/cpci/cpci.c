@@ -186,40 +186,11 @@ static void cpci_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 }
 
 /*
- * The least time from a guest action to a frame it makes the bridge send (RlPortOps.lead):
- * a window store or load (cpci-window.c) or a DB_RING store (cpci-regs.c) holds the
- * node's PCI from the vCPU's time for one transaction of one data phase at least
- * (rl_bus_hold, cpci_pci_ns), and its frame is ready when the bridge has forwarded it
- * ('bridge-ns'); no other register sends. The frame is handed to the fabric during the
- * access, so a guest's send is never pending.
- */
-static uint64_t cpci_lead(void *opaque)
-{
-    CpciState *s = opaque;
-
-    return cpci_pci_ns(s, 1) + s->bridge_ns;
-}
-
-/*
- * The earliest time a frame the bridge sends without the guest could be ready
- * (RL_TIME_NEVER: none): a peer's load served (CPCI_EV_SERVE, and the arrival that
- * leads to it) sends its completion after its event, so every event but a link change
- * bounds it. While the vCPU waits in a load (cpci_win_load) this node's events run from
- * rl_port_wait, and rl-board publishes this at each change of the queue; the vCPU's live
- * clock stays at or before the load's time meanwhile.
- */
-static uint64_t cpci_pending(void *opaque, uint64_t now)
-{
-    CpciState *s = opaque;
-
-    return rl_board_events_floor(s->rl, CPCI_EV_LINK, now);
-}
-
-/*
- * The earliest a frame could be ready on the backplane if none arrived: one its events
- * send (cpci_pending); one the guest, acting at guest_ns, or once the load that holds it
- * has its data back (no sooner than the grants allow it to arrive), makes it send after
- * the transfer on the node's PCI still under way (cpci_lead).
+ * The earliest a frame could be ready on the backplane if none arrived: an event may
+ * send one (a load served) no earlier than its time; the guest, acting at guest_ns, or
+ * once the load that holds it has its data back (no sooner than the grants allow it to
+ * arrive), needs a store (into a window, or DB_RING) on the node's PCI, after the
+ * transfer on it still under way, and the bridge's latency.
  */
 static uint64_t cpci_promise(void *opaque, uint64_t now, uint64_t guest_ns)
 {
@@ -232,9 +203,15 @@ static uint64_t cpci_promise(void *opaque, uint64_t now, uint64_t guest_ns)
             uint64_t back = s->load.have ? s->load.arrival : s->load.floor;
             go = MAX(go, back + cpci_pci_ns(s, s->load.size));
         }
-        p = go + cpci_lead(s);
+        p = go + cpci_pci_ns(s, 1) + s->bridge_ns;
     }
-    return MAX(MIN(p, cpci_pending(s, now)), now);
+    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
+        if (ev->kind != CPCI_EV_LINK) {
+            p = MIN(p, ev->time);
+        }
+    }
+    return MAX(p, now);
 }
 
 static void cpci_link_welcome(void *opaque, uint32_t nodes)
@@ -262,8 +239,6 @@ static const RlPortOps cpci_link_ops = {
     .notice = cpci_link_notice,
     .link = cpci_link_status,
     .promise = cpci_promise,
-    .lead = cpci_lead,
-    .pending = cpci_pending,
 };
 
 /*
