@@ -85,6 +85,9 @@ struct node {
     uint64_t last_ready[RL_MAX_NETWORKS];   /* per network, FRAME ready times must not
                                                go backwards */
     struct pending_arrivals arrivals;
+    /* notices delivered on a network whose notices only hold back (topology_ops): in
+     * flight for their sender like arrivals, but no floor for the grants */
+    struct pending_arrivals holding_notices;
     uint64_t held_frames, held_bytes;   /* its frames the fabric holds */
     uint64_t ahead;          /* its frames delivered, not yet reached by the receiver */
     uint64_t frames_sent, frames_received, bytes_sent, bytes_received;
@@ -119,6 +122,10 @@ struct topology_ops {
     /* it sends each sender a notice (fabric_notice) for every frame it was handed, when
      * it may hand over the next: a node's own frames cause arrivals at it (lock-step) */
     bool notices;
+    /* its notices only ever hold a sender back (they free room it waits for, as the
+     * cpci bridge's posted-write buffer): a notice never lets a node send sooner than
+     * its promise says, so it sets no arrival floor (docs/fabric.md) */
+    bool notices_hold;
     /* parse "key=value" parameters; return 0, or -1 with err filled */
     int (*configure)(struct network *net, char **keys, char **values, int n, char *err,
                      size_t errlen);

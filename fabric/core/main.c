@@ -87,6 +87,9 @@ static void arrivals_reached(struct fabric *f, struct node *n, uint64_t t)
     while (pa_pop_before(&n->arrivals, t, &a)) {
         f->nodes[a.src].ahead--;
     }
+    while (pa_pop_before(&n->holding_notices, t, &a)) {
+        f->nodes[a.src].ahead--;
+    }
 }
 
 static const char *const drop_trace_name[DROP_REASONS] = {
@@ -146,7 +149,8 @@ static void deliver(struct network *net, struct frame *fr, uint64_t arrival, boo
     m->seq = f->deliver_seq++;
     m->net = net->id;
     memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
-    pa_push(&d->arrivals, arrival, src);
+    pa_push(notice && net->topo->notices_hold ? &d->holding_notices : &d->arrivals, arrival,
+            src);
     f->nodes[src].ahead++;
     d->frames_received += !notice;
     d->bytes_received += fr->len;

@@ -14,6 +14,13 @@
  * least one data phase: a doorbell's write, a read's request), and arrives at its
  * destination at the end of its last data phase plus the target bridge's bridge_ns.
  * rate is the bus's peak, width_bytes per cycle: it is checked, not a knob of its own.
+ *
+ * Credits (include/retrolink/proto/cpci.h): every frame a station hands the bus earns
+ * its sender a notice (fabric_notice) when its data has left the sender's bridge, at
+ * the end of its last data phase, but no earlier than the lookahead after its ready
+ * time (a notice is an arrival at the sender); a frame dropped (over the mtu) earns one
+ * at that lookahead. The bridge frees its posted-write buffer by them: they only ever
+ * hold it back (notices_hold), so they set no arrival floor for its grants.
  */
 #include <stdlib.h>
 
@@ -95,12 +102,22 @@ static uint64_t cpci_bus_phases(const struct cpci_bus *b, uint64_t len)
     return data ? (data + b->width - 1) / b->width : 1;
 }
 
+/* A one-phase transaction on an idle bus. */
+static uint64_t cpci_bus_min_latency(struct network *net)
+{
+    struct cpci_bus *b = net->state;
+    return max64(1, (b->arb + b->addr + 1) * b->cycle_ns + b->bridge_ns);
+}
+
 static void cpci_bus_inject(struct network *net, struct frame *fr, uint64_t now)
 {
     struct cpci_bus *b = net->state;
 
+    uint32_t src = fr->src;
+
     if (fr->len > b->mtu) {
         fabric_drop(net, fr, DROP_OVERSIZE);
+        fabric_notice(net, src, now + cpci_bus_min_latency(net));
         return;
     }
     uint64_t phases = cpci_bus_phases(b, fr->len);
@@ -114,6 +131,7 @@ static void cpci_bus_inject(struct network *net, struct frame *fr, uint64_t now)
     b->busy_ns += end - start;
     link_count(&b->stats[fr->src], fr, start - now);
     fabric_trace(net, start, "start", fr);
+    fabric_notice(net, src, max64(last_data, now + cpci_bus_min_latency(net)));
     if (fr->dst == RL_NODE_BROADCAST) {
         fabric_deliver_all(net, fr, last_data + b->bridge_ns);
     } else {
@@ -125,13 +143,6 @@ static void cpci_bus_event(struct network *net, int kind, uint64_t now, void *pt
                            uint64_t arg)
 {
     (void)net, (void)kind, (void)now, (void)ptr, (void)arg;
-}
-
-/* A one-phase transaction on an idle bus. */
-static uint64_t cpci_bus_min_latency(struct network *net)
-{
-    struct cpci_bus *b = net->state;
-    return max64(1, (b->arb + b->addr + 1) * b->cycle_ns + b->bridge_ns);
 }
 
 static void cpci_bus_stats(struct network *net, FILE *out)
@@ -149,7 +160,7 @@ static void cpci_bus_stats(struct network *net, FILE *out)
 }
 
 const struct topology_ops topo_cpci_bus_ops = {
-    .name = "cpci_bus", .broadcast = true, .configure = cpci_bus_configure,
+    .name = "cpci_bus", .broadcast = true, .notices = true, .notices_hold = true, .configure = cpci_bus_configure,
     .inject = cpci_bus_inject, .event = cpci_bus_event, .min_latency = cpci_bus_min_latency,
     .stats = cpci_bus_stats,
 };

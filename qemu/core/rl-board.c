@@ -113,6 +113,30 @@ uint64_t rl_board_guest_go(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t
     return enabled ? MAX(guest_ns, ready_at) : guest_ns + b->start_us * 1000;
 }
 
+uint64_t rl_board_promise(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t guest_ns,
+                          uint64_t lead, uint64_t pending, uint64_t now)
+{
+    uint64_t p = RL_TIME_NEVER;
+
+    if (guest_ns != RL_TIME_NEVER) {
+        p = rl_board_guest_go(b, enabled, ready_at, guest_ns) + lead;
+    }
+    return MAX(MIN(p, pending), now);
+}
+
+uint64_t rl_board_events_floor(RlBoard *b, uint32_t except, uint64_t now)
+{
+    uint64_t p = RL_TIME_NEVER;
+
+    for (size_t i = 0; i < rl_sched_count(&b->sched); i++) {
+        RlEvent *ev = rl_sched_nth(&b->sched, i);
+        if (ev->kind != except) {
+            p = MIN(p, ev->time);
+        }
+    }
+    return p == RL_TIME_NEVER ? p : MAX(p, now);
+}
+
 /* ---- interrupts ------------------------------------------------------------------- */
 
 void rl_board_update_irq(RlBoard *b)

@@ -101,6 +101,22 @@ void rl_board_reset(RlBoard *b);
  */
 uint64_t rl_board_guest_go(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t guest_ns);
 
+/*
+ * The promise (RlPortOps.promise) of a board with a lead and a pending floor
+ * (RlPortOps.lead, .pending): a frame it has, from 'pending' on, or one the guest,
+ * acting at guest_ns (RL_TIME_NEVER: it will not act), makes it send 'lead' after it
+ * can start one (rl_board_guest_go); at least now.
+ */
+uint64_t rl_board_promise(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t guest_ns,
+                          uint64_t lead, uint64_t pending, uint64_t now);
+
+/*
+ * The earliest time of the board's events but those of kind 'except' (its link
+ * changes), at least now; RL_TIME_NEVER if none: the pending floor of a board any of
+ * whose other events may send a frame, none before its time.
+ */
+uint64_t rl_board_events_floor(RlBoard *b, uint32_t except, uint64_t now);
+
 /* Interrupts: set causes (and interrupt if the mask lets one through), clear, mask. */
 void rl_board_raise(RlBoard *b, uint32_t cause);
 void rl_board_ack(RlBoard *b, uint32_t causes);

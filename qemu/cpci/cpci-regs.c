@@ -140,7 +140,10 @@ static void cpci_ctrl_write(void *opaque, hwaddr addr, uint64_t data, unsigned s
 {
     CpciState *s = opaque;
     uint32_t val = data;
-    uint64_t bus_end = rl_bus_hold(&s->bus, cpci_pci_ns(s, size));
+    /* a write of DB_RING is a posted write: it waits for room in the buffer */
+    uint64_t bus_end = addr == CPCI_REG_DB_RING ?
+                       cpci_pw_hold(s, cpci_phases(s, 0) * s->width, cpci_pci_ns(s, size)) :
+                       rl_bus_hold(&s->bus, cpci_pci_ns(s, size));
     uint32_t old = s->rl->irq_status;
 
     trace_retrolink_cpci_reg_write(s->rl->node, rl_reg_name(cpci_ctrl_names, addr), addr,

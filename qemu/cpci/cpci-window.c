@@ -111,7 +111,8 @@ static void cpci_win_write(void *opaque, hwaddr addr, uint64_t data, unsigned si
 {
     CpciState *s = opaque;
     uint32_t node = addr / CPCI_WINDOW_SIZE;
-    uint64_t bus_end = rl_bus_hold(&s->bus, cpci_pci_ns(s, size));
+    uint64_t bus_end = cpci_pw_hold(s, cpci_phases(s, size) * s->width,
+                                    cpci_pci_ns(s, size));
     CpciFrame f = { .h = { .type = CPCI_T_WRITE, .len = size,
                            .offset = addr % CPCI_WINDOW_SIZE, .src_node = s->rl->node } };
 

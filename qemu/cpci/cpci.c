@@ -107,6 +107,7 @@ void cpci_send(CpciState *s, uint32_t dst, const CpciFrame *f, uint64_t ready)
     trace_retrolink_cpci_frame_out(s->rl->node, f->h.type, dst, f->h.offset, f->h.len,
                                    ready);
     rl_port_send(s->rl->port, ready, dst, 0, f, CPCI_WIRE_HDR_SIZE + data);
+    cpci_txq_sent(s, f);
 }
 
 /* ---- events ------------------------------------------------------------------------ */
@@ -170,6 +171,12 @@ static void cpci_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t sr
     rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_FRAME, seq, CPCI_EV_ARRIVE, 0, 0, f);
 }
 
+/* The backplane carried the oldest of this bridge's frames without one (at >= now). */
+static void cpci_link_notice(void *opaque, uint64_t at, uint64_t seq)
+{
+    cpci_txq_notice(opaque, at);
+}
+
 static void cpci_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 {
     CpciState *s = opaque;
@@ -229,11 +236,16 @@ static void cpci_link_welcome(void *opaque, uint32_t nodes)
 static const RlPortOps cpci_link_ops = {
     .welcome = cpci_link_welcome,
     .frame = cpci_link_frame,
+    .notice = cpci_link_notice,
     .link = cpci_link_status,
     .promise = cpci_promise,
 };
 
-/* A load served: the node's PCI read of one phase and the memory, then the bridge. */
+/*
+ * A load served: the node's PCI read of one phase and the memory, then the bridge. (A
+ * notice never makes a frame sooner than the promise says: a retried store is no earlier
+ * than its first attempt's; the backplane counts notices in no floor, notices_hold.)
+ */
 static uint64_t cpci_reaction_ns(void *dev)
 {
     CpciState *s = dev;
@@ -321,6 +333,10 @@ static int cpci_pre_save(void *opaque)
         g_string_append_printf(what, "; a load from node %u waiting for its data",
                                s->load.node);
     }
+    if (cpci_txq_pending(s, cpci_now())) {
+        g_string_append_printf(what, "; %u frames not yet carried by the backplane",
+                               s->txq.count);
+    }
     if (what->len) {
         error_report("retrolink-cpci node %u: cannot save the board with transactions in "
                      "flight%s", s->rl->node, what->str);
@@ -374,13 +390,13 @@ static int cpci_post_load(void *opaque, int version_id)
         return rl_board_refuse(s->rl, "irq_status 0x%x / irq_mask 0x%x disagree with the "
                                "doorbells and errors", s->rl->irq_status, s->rl->irq_mask);
     }
-    return 0;
+    return cpci_txq_post_load(s);
 }
 
 static const VMStateDescription vmstate_cpci = {
     .name = TYPE_RETROLINK_CPCI,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_save = cpci_pre_save,
     .pre_load = cpci_pre_load,
     .post_load = cpci_post_load,
@@ -409,6 +425,12 @@ static const VMStateDescription vmstate_cpci = {
         VMSTATE_UINT32(tag, CpciState),
         VMSTATE_RL_BUS(bus, CpciState),
         VMSTATE_RL_SERVER(target, CpciState),
+        VMSTATE_UINT32(txq.head, CpciState),
+        VMSTATE_UINT32(txq.count, CpciState),
+        VMSTATE_UINT32(txq.noticed, CpciState),
+        VMSTATE_UINT32(txq.held, CpciState),
+        VMSTATE_UINT8_ARRAY(txq.bytes, CpciState, CPCI_TXQ_SIZE),
+        VMSTATE_UINT64_ARRAY(txq.at, CpciState, CPCI_TXQ_SIZE),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -427,6 +449,14 @@ static bool cpci_realize(void *dev, Error **errp)
     }
     if (s->bridge_ns > 1000000000 || s->mem_read_ns > 1000000000) {
         error_setg(errp, "retrolink-cpci: bridge-ns and mem-read-ns must be at most 1 s");
+        return false;
+    }
+    if (s->pw_bytes < MAX(CPCI_PW_MIN_BYTES, cpci_phases(s, CPCI_MAX_ACCESS) * s->width) ||
+        s->pw_bytes > CPCI_PW_MAX_BYTES || s->pw_bytes / s->width > CPCI_PW_MAX_ENTRIES) {
+        error_setg(errp, "retrolink-cpci: posted-write-bytes must be %d..%d, hold an "
+                   "%d-byte access and at most %d entries of pci-width-bytes",
+                   CPCI_PW_MIN_BYTES, CPCI_PW_MAX_BYTES, CPCI_MAX_ACCESS,
+                   CPCI_PW_MAX_ENTRIES);
         return false;
     }
     memory_region_init_io(&s->ctrl_bar, OBJECT(s), &cpci_ctrl_ops, s, "retrolink-cpci-ctrl",
@@ -483,6 +513,7 @@ static const Property cpci_properties[] = {
     DEFINE_PROP_UINT64("pci-turnaround-cycles", CpciState, turnaround_cycles, 1),
     DEFINE_PROP_UINT64("bridge-ns", CpciState, bridge_ns, 240),
     DEFINE_PROP_UINT64("mem-read-ns", CpciState, mem_read_ns, 150),
+    DEFINE_PROP_UINT64("posted-write-bytes", CpciState, pw_bytes, 256),
     DEFINE_RL_BOARD_START_US(CpciState, 0),
 };
 

@@ -9,6 +9,7 @@
  *                  port, the promise, migration
  *   cpci-regs.c    BAR0, the control page
  *   cpci-window.c  BAR2, the windows: the initiator side (stores become frames)
+ *   cpci-posted.c  the posted-write buffer toward the backplane, its credits
  *   cpci-rx.c      frames in: the target side (writes into the export, doorbells,
  *                  loads served)
  *
@@ -57,6 +58,24 @@ typedef struct CpciLoad {
     uint8_t data[CPCI_MAX_ACCESS];
 } CpciLoad;
 
+/*
+ * The frames this bridge sent whose entries the backplane may not have freed yet, in
+ * sending order (cpci-posted.c): a ring from 'head'; the first 'noticed' of them have
+ * their notice (proto/cpci.h, "Credits"), at[] its time; bytes[] the posted-write buffer
+ * bytes each holds (0: a load's request or completion), 'held' their sum.
+ */
+#define CPCI_TXQ_SIZE   512
+#define CPCI_TXQ_SPARE  (2 * CPCI_MAX_NODES)    /* entries kept for loads, completions */
+QEMU_BUILD_BUG_ON(CPCI_PW_MAX_ENTRIES + CPCI_TXQ_SPARE >= CPCI_TXQ_SIZE);
+
+typedef struct CpciTxq {
+    uint32_t head, count, noticed, held;
+    uint8_t bytes[CPCI_TXQ_SIZE];
+    uint64_t at[CPCI_TXQ_SIZE];
+    uint32_t need;              /* a posted write waits for this many notices: not saved */
+    uint64_t need_ns;           /* its transaction on the node's PCI: not saved */
+} CpciTxq;
+
 struct CpciState {
     RlPciBoard parent_obj;
     RlBoard *rl;                /* the board core: fabric, node, interrupts, events */
@@ -70,6 +89,7 @@ struct CpciState {
     uint64_t arb_cycles, addr_cycles, turnaround_cycles;
     uint64_t bridge_ns;         /* this bridge: a transaction to the backplane */
     uint64_t mem_read_ns;       /* this node's memory behind its host bridge, a read */
+    uint64_t pw_bytes;          /* this bridge's posted-write buffer toward the backplane */
 
     /* guest-visible state (IRQ_STATUS is the core's irq_status) */
     uint32_t ctrl;
@@ -83,6 +103,7 @@ struct CpciState {
     uint32_t peers_up;          /* bit per node */
     uint32_t tag;               /* loads sent */
     CpciLoad load;
+    CpciTxq txq;
 
     /* resources (docs/boards/cpci.md, "Timing") */
     RlBus bus;                  /* the node's PCI as the CPU's accesses see it */
@@ -105,6 +126,21 @@ void cpci_board_reset(CpciState *s);
 /* a frame onto the backplane, ready there at 'ready' */
 void cpci_send(CpciState *s, uint32_t dst, const CpciFrame *f, uint64_t ready);
 bool cpci_peer_ok(CpciState *s, uint32_t node, uint32_t addr);
+
+/* cpci-posted.c */
+/* buffer bytes a frame holds until the backplane has carried it */
+uint32_t cpci_pw_entry_bytes(CpciState *s, const CpciFrame *f);
+/*
+ * A posted write of 'bytes' buffer bytes whose transaction takes 'pci_ns' on the node's
+ * PCI (vCPU thread, inside the access): hold the vCPU for it, after waiting for room in
+ * the buffer; its end.
+ */
+uint64_t cpci_pw_hold(CpciState *s, uint32_t bytes, uint64_t pci_ns);
+void cpci_txq_sent(CpciState *s, const CpciFrame *f);
+void cpci_txq_notice(CpciState *s, uint64_t at);
+/* retire the entries freed by t; the frames still holding an entry then */
+uint32_t cpci_txq_pending(CpciState *s, uint64_t t);
+int cpci_txq_post_load(CpciState *s);    /* 0, or the refusal (rl_board_refuse) */
 
 /* cpci-regs.c, cpci-window.c */
 extern const MemoryRegionOps cpci_ctrl_ops;

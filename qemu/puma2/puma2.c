@@ -101,27 +101,46 @@ static void puma2_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 }
 
 /*
- * The earliest time a frame could leave the board if none arrived: every frame is sent
- * by an event of the board's own queue at its time (a command decoded, a message
- * handled, a page copied), so the earliest event bounds it; and the guest, acting at
- * guest_ns, needs a command's VME write and the controller's decoding at least.
+ * The least time from a guest action to a frame it makes the board send (RlPortOps.lead).
+ * The board sends only from its own events, each a job of the controller (request-ns)
+ * after what started it (puma2-dsm.c): a CMD store's decoding (cmd_pump) from the
+ * store's end; a RESP load that makes room for an answer, the same; a CTRL store that
+ * resets the host interface, a deferred message's release (puma2_host_reset) from the
+ * store's end. Every access is one 32-bit VME transaction at least (puma2_vme_ns), from
+ * the vCPU's time (rl_bus_hold); board memory accesses send nothing. A board not yet
+ * enabled takes no command (puma2_promise adds its start: less is still true).
+ */
+static uint64_t puma2_lead(void *opaque)
+{
+    Puma2State *s = opaque;
+
+    return puma2_vme_ns(s, 4) + s->request_ns;
+}
+
+/*
+ * The earliest time a frame could leave the board without the guest (RL_TIME_NEVER:
+ * none): every frame is sent by an event of the board's own queue at its time (a
+ * command decoded, a message handled, a page copied, a release), and a message arrived
+ * leads to one, so every event but a link change bounds it. Its queue of events is all
+ * it has: rl-board publishes this at each change of it.
+ */
+static uint64_t puma2_pending(void *opaque, uint64_t now)
+{
+    Puma2State *s = opaque;
+
+    return rl_board_events_floor(s->rl, PUMA2_EV_LINK, now);
+}
+
+/*
+ * The earliest time a frame could leave the board if none arrived: one its events send
+ * (puma2_pending), or one the guest, acting at guest_ns, makes it send (puma2_lead).
  */
 static uint64_t puma2_promise(void *opaque, uint64_t now, uint64_t guest_ns)
 {
     Puma2State *s = opaque;
-    uint64_t p = RL_TIME_NEVER;
 
-    if (guest_ns != RL_TIME_NEVER) {
-        p = rl_board_guest_go(s->rl, s->ctrl & PUMA2_CTRL_ENABLE, s->ready_at, guest_ns) +
-            puma2_vme_ns(s, 4) + s->request_ns;
-    }
-    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
-        if (ev->kind != PUMA2_EV_LINK) {
-            p = MIN(p, ev->time);
-        }
-    }
-    return MAX(p, now);
+    return rl_board_promise(s->rl, s->ctrl & PUMA2_CTRL_ENABLE, s->ready_at, guest_ns,
+                            puma2_lead(s), puma2_pending(s, now), now);
 }
 
 /* The cluster started: the ring's boards are its nodes; every page starts at its manager. */
@@ -143,6 +162,8 @@ static const RlPortOps puma2_link_ops = {
     .frame = puma2_link_frame,
     .link = puma2_link_status,
     .promise = puma2_promise,
+    .lead = puma2_lead,
+    .pending = puma2_pending,
 };
 
 /* Least delay from a frame arriving to one sent because of it: the controller's job. */

@@ -160,26 +160,45 @@ static void via_link_status(void *opaque, uint64_t at, uint32_t peer, bool up)
 }
 
 /*
- * The earliest a frame could leave if none arrived: any event but a link change may
- * lead to one no earlier than its time; the guest, acting at guest_ns (once the NIC
- * is on the switch), needs a store (a doorbell, CM_TX_GO) and the NIC's frame-ns.
+ * The least time from a guest action to a frame it makes the NIC send (RlPortOps.lead).
+ * Every access holds the PCI bus from the vCPU's time (rl_bus_hold); the quickest send
+ * is CM_TX_GO, a frame built by the NIC's engine from the store's end (via_cm_send):
+ * 'pio-write-ns' and 'frame-ns'. A doorbell adds the descriptor's fetch and the data's
+ * DMA before the frame; a VI command or CTRL sends nothing; a load changes nothing that
+ * sends. A NIC not yet on the switch adds its start (via_promise), so less is still true.
+ */
+static uint64_t via_lead(void *opaque)
+{
+    ViaState *s = opaque;
+
+    return s->pio_write_ns + s->frame_ns;
+}
+
+/*
+ * The earliest time a frame the NIC already has, or will make without the guest, could
+ * leave (RL_TIME_NEVER: none). The NIC answers frames by itself (an ACK after a receive's
+ * write-back, a BREAK), so every event but a link change may lead to one, no earlier
+ * than its time: a frame built (VIA_EV_TX_OUT), a send's fetch or data DMA, a frame
+ * arrived or being written, a write-back or CQ entry. Its queue of events is all it has:
+ * rl-board publishes this at each change of it.
+ */
+static uint64_t via_pending(void *opaque, uint64_t now)
+{
+    ViaState *s = opaque;
+
+    return rl_board_events_floor(s->rl, VIA_EV_LINK, now);
+}
+
+/*
+ * The earliest a frame could leave if none arrived: one the NIC has (via_pending), or
+ * one the guest, acting at guest_ns (once the NIC is on the switch), makes it send.
  */
 static uint64_t via_promise(void *opaque, uint64_t now, uint64_t guest_ns)
 {
     ViaState *s = opaque;
-    uint64_t p = RL_TIME_NEVER;
 
-    if (guest_ns != RL_TIME_NEVER) {
-        p = rl_board_guest_go(s->rl, s->ctrl & VIA_CTRL_ENABLE, s->ready_at, guest_ns) +
-            s->pio_write_ns + s->frame_ns;
-    }
-    for (size_t i = 0; i < rl_sched_count(&s->rl->sched); i++) {
-        RlEvent *ev = rl_sched_nth(&s->rl->sched, i);
-        if (ev->kind != VIA_EV_LINK) {
-            p = MIN(p, ev->time);
-        }
-    }
-    return MAX(p, now);
+    return rl_board_promise(s->rl, s->ctrl & VIA_CTRL_ENABLE, s->ready_at, guest_ns,
+                            via_lead(s), via_pending(s, now), now);
 }
 
 static void via_link_welcome(void *opaque, uint32_t nodes)
@@ -199,6 +218,8 @@ static const RlPortOps via_link_ops = {
     .frame = via_link_frame,
     .link = via_link_status,
     .promise = via_promise,
+    .lead = via_lead,
+    .pending = via_pending,
 };
 
 /* A frame's check and the next frame's build (an ACK, a BREAK) at least. */

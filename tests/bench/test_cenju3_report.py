@@ -82,6 +82,20 @@ def test_quick_definition_replaces_the_full_values():
     assert quick["many_to_one"]["messages"] == full["quick"]["messages"]
 
 
+def test_many_to_one_scripts_for_the_64_pe_machine_have_63_senders():
+    """bench cenju3's many-to-one runs on cenju-3-8 (7 senders); its scripts on the 64-PE
+    machine name 63 senders to one port on PE 0."""
+    from retrolink.model.machine import load_machine
+    for quick in (False, True):
+        machines = cenju3.load_definition(quick)["machines"]
+        assert machines == {"pair": "cenju-3", "many": "cenju-3-8"}
+    nodes = load_machine("cenju-3-64", {}).cluster.nodes
+    assert nodes == 64
+    many = cenju3.many_scripts(cenju3.load_definition(False), nodes)
+    assert many[0].startswith("mach_bench sink --senders 63 ")
+    assert all(many[n].startswith("mach_bench source --server-node 0 ") for n in range(1, 64))
+
+
 def test_scripts_name_every_node():
     d = cenju3.load_definition(True)
     pair = cenju3.pair_scripts(d)

@@ -1,10 +1,11 @@
 """The CompactPCI backplane (fabric/topo/cpci_bus.c, docs/fabric.md "cpci_bus"): one
 transaction at a time, granted by ready time, then station, then the station's order;
 each holds the bus for arbitration, address, its data phases and turnaround, and arrives
-at the end of its last data phase plus the target bridge's latency. Times recomputed here
-from the parameters, to the ns."""
+at the end of its last data phase plus the target bridge's latency; each earns its sender a
+notice (proto/cpci.h, "Credits") at the end of its last data phase, no earlier than the
+lookahead after its ready time. Times recomputed here from the parameters, to the ns."""
 import pytest
-from fakenode import NEVER, check_config, cluster, finish, run_until_delivered
+from fakenode import NEVER, check_config, cluster, finish, run_until, run_until_delivered
 
 CYCLE, WIDTH, ARB, ADDR, TURN, HEADER, BRIDGE = 30, 4, 2, 1, 1, 16, 240
 BUS = "cpci_bus"                       # every parameter at its default
@@ -82,13 +83,43 @@ def test_several_stations_are_serialised_by_ready_time_then_station(fabric):
     finish(f, n)
 
 
+def test_each_frame_earns_its_sender_a_notice_when_its_data_has_left(fabric):
+    """A station offering frames faster than the bus carries them: the notices follow the
+    grants (the bridge's posted-write buffer frees by them); the first ones wait for the
+    lookahead, a frame's least time from ready to arrival."""
+    f, n = cluster(fabric, 2, BUS)
+    count = 8
+    for i in range(count):
+        n[0].send(1000 + 50 * i, 1, b"x" * 20, seq=i)
+    run_until(n, [1], lambda: len(n[0].notices) == count and len(n[1].delivered) == count)
+    lookahead = to_last_data(HEADER) + BRIDGE
+    arrivals = bus_model([(1000 + 50 * i, 0, i, 20) for i in range(count)])
+    want = [max(arrivals[(0, i)] - BRIDGE, 1000 + 50 * i + lookahead) for i in range(count)]
+    assert n[0].notices == want
+    assert want[0] == 1000 + lookahead and want[-1] == arrivals[(0, count - 1)] - BRIDGE
+    assert times(n[1]) == [arrivals[(0, i)] for i in range(count)]
+    finish(f, n)
+
+
+def test_a_node_s_own_notice_to_come_sets_no_floor_for_the_grants(fabric):
+    """A notice only holds its bridge back (proto/cpci.h, "Credits"): node 0's notice of
+    a dropped frame, due at 360 ns, must not hold node 1 to 360 + R + L; node 0's promise
+    does."""
+    f, n = cluster(fabric, 2, BUS)
+    n[0].send(0, 1, b"x" * 25, seq=0)     # over the mtu: nothing arrives but its notice
+    n[0].report(0, 100_000)
+    assert n[1].sync(0, NEVER) == 100_000 + 4 * CYCLE + BRIDGE
+
+
 def test_a_frame_longer_than_the_mtu_is_dropped(fabric):
     f, n = cluster(fabric, 2, BUS)
     n[0].send(0, 1, b"x" * 25, seq=0)
     n[0].send(0, 1, b"y" * 24, seq=1)
-    run_until_delivered(n, {1: 1})
+    run_until(n, [1], lambda: len(n[1].delivered) == 1 and len(n[0].notices) == 2)
     assert n[1].delivered[0]["payload"] == b"y" * 24
     assert times(n[1]) == [5 * CYCLE + BRIDGE]
+    # the dropped frame's notice at the lookahead; the other's last data phase is earlier
+    assert n[0].notices == [to_last_data(HEADER) + BRIDGE] * 2
     stats = finish(f, n)
     assert stats["drops"]["oversize"] == 1
 

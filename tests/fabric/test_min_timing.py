@@ -1,6 +1,6 @@
 """The multistage network (Omega wiring, destination-tag routing, cut-through switches):
 exact timing and blocking at a shared switch output (model: fabric/topo/min.c)."""
-from fakenode import FakeNode
+from fakenode import FakeNode, cluster, run_until_delivered
 
 NEVER = 2**64 - 1
 
@@ -79,3 +79,29 @@ def test_a_head_in_the_last_column_bounds_the_grants(fabric):
     while not n[1].delivered:
         n[1].sync(n[1].grant, NEVER)
     assert n[1].delivered[0]["time"] == 500
+
+
+def test_63_senders_to_one_port_of_64(fabric):
+    # machines/cenju-3-64.toml's network: 4x4 switches in 3 columns (64 ports), 40 MB/s,
+    # 250 ns a column. Every other node sends one full packet (508 bytes of data behind
+    # the 24-byte header, and the 4-byte trailer: 536 bytes hold a link 13400 ns) to
+    # node 0 at time 0. Every one arrives, once; the first after 3 * 250 + 13400 ns, the
+    # others queued behind it (the switches' buffers have no limit), so the last column's
+    # output to node 0 carries them back to back.
+    f, n = cluster(fabric, 64, "min k=4 stages=3 rate=40000000 stage_delay_ns=250 "
+                   "overhead_bytes=4 mtu=532")
+    for src in range(1, 64):
+        n[src].send(0, 0, bytes([src]) * 532, seq=src)
+    run_until_delivered(n, {0: 63})
+    got = n[0].delivered
+    assert sorted(d["src"] for d in got) == list(range(1, 64))
+    assert all(d["payload"] == bytes([d["src"]]) * 532 for d in got)
+    times = sorted(d["time"] for d in got)
+    assert times[0] == 3 * 250 + 13400
+    assert [b - a for a, b in zip(times, times[1:])] == [13400] * 62
+
+
+def test_64_nodes_need_3_columns_of_4x4(fabric):
+    f = fabric("nodes 65\ntopology min k=4 stages=3 rate=40000000 stage_delay_ns=250\n")
+    assert f.proc.wait(timeout=10) == 2
+    assert "k^stages ports" in f.log.read_text()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import REPO, session_env
+from retrolink.run.diagnosis import cpu_seconds
 
 
 @dataclass
@@ -74,9 +75,7 @@ class BackgroundRun:
 
     def node_cpu_seconds(self, node: int) -> float:
         """CPU time (user + system) node's QEMU has used so far."""
-        fields = (Path("/proc") / str(self._pid(f"node{node}-console.log")) / "stat").read_text()
-        utime, stime = fields.rsplit(")", 1)[1].split()[11:13]
-        return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self._pid(f"node{node}-console.log"))
 
     def signal_fabric(self, sig: int) -> None:
         os.kill(self._pid("fabric.conf"), sig)

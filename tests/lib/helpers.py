@@ -76,6 +76,19 @@ def same_output_twice(machine: str, scripts: dict[int, str], artifacts) -> list[
     return runs[0]
 
 
+def causality_violations(result, board: str) -> list[list[str]]:
+    """Each node's count of frames delivered after their arrival time, as its board said
+    at exit in its QEMU log ("<board> node N: causality_violations=K")."""
+    return [re.findall(rf"{board} node \d+: causality_violations=(\d+)",
+                       (result.run_dir / f"node{n.node}-qemu.log").read_text(errors="replace"))
+            for n in result.nodes]
+
+
+def fabric_causality_violations(result) -> int:
+    """The fabric's count of frames ready before their node's promise (its stats file)."""
+    return json.loads((result.run_dir / "fabric-stats.json").read_text())["causality_violations"]
+
+
 def same_output_with_and_without_the_live_clock(machine: str, scripts: dict[int, str],
                                                 artifacts, board: str) -> list[list[str]]:
     """Run scripts on machine with the live clock, then with peers that see each other
@@ -91,13 +104,32 @@ def same_output_with_and_without_the_live_clock(machine: str, scripts: dict[int,
                              node_env=env)
         assert result.ok, result.problems
         runs.append(result)
-        counted = [re.findall(rf"{board} node \d+: causality_violations=(\d+)",
-                              (result.run_dir / f"node{n.node}-qemu.log").read_text(
-                                  errors="replace")) for n in result.nodes]
+        counted = causality_violations(result, board)
         assert counted == [["0"]] * len(result.nodes), counted
+        assert fabric_causality_violations(result) == 0
     lines = [[n.lines for n in r.nodes] for r in runs]
     assert lines[0] == lines[1]
     return lines[0]
+
+
+def a_lead_too_long_is_caught(machine: str, scripts: dict[int, str], artifacts, board: str,
+                              extra_ns: int = 100_000) -> tuple[bool, list[list[str]], int]:
+    """Run scripts on machine with every node's live-clock lead extra_ns too long
+    (RETROLINK_LIVE_LEAD_EXTRA_NS, docs/fabric.md "Live time") and assert that what
+    same_output_with_and_without_the_live_clock requires breaks: the fabric counts a
+    frame ready before its node's promise, a board counts one delivered after its
+    arrival time (a peer was granted past it), or the run fails (a node that computed
+    its own grant past the fabric's is told a bad GRANT and loses the fabric). Return the
+    run's ok, the boards' counts and the fabric's."""
+    from retrolink.model.machine import load_machine
+    from retrolink.run.runner import run_cluster
+    result = run_cluster(load_machine(machine), artifacts, scripts, "lead-too-long",
+                         node_env={"RETROLINK_LIVE_LEAD_EXTRA_NS": str(extra_ns)})
+    counted = causality_violations(result, board)
+    in_fabric = fabric_causality_violations(result) if result.ok else 0
+    assert (not result.ok or in_fabric > 0 or
+            any(c and int(c[0]) > 0 for c in counted)), (counted, in_fabric)
+    return result.ok, counted, in_fabric
 
 
 def by_role(**roles) -> str:

@@ -56,14 +56,23 @@ def test_a_boot_that_takes_too_long_is_named_with_its_limit():
             "cluster.boot_timeout_s)") in r.stderr
 
 
-def test_the_least_memory_the_checks_allow_boots_the_guest():
-    """At units.MIN_NODE_MIB the guest boots and runs its command, its kernel silent: a
-    size the checks let through must not fail in the guest (cold: the boot itself)."""
-    from retrolink.model.units import MIN_NODE_MIB
+# statfs magic of the root (linux/magic.h): what the initramfs was unpacked into
+ROOT_MAGIC = {"tmpfs": "1021994", "ramfs": "858458f6"}
+
+
+@pytest.mark.parametrize("root_fs", ["tmpfs", "ramfs"])
+def test_the_least_memory_the_checks_allow_boots_the_guest(root_fs):
+    """At units.MIN_NODE_MIB (root on a tmpfs) and MIN_NODE_MIB_RAMFS (on a ramfs) the
+    guest boots and runs its command, its kernel silent: a size the checks let through
+    must not fail in the guest (cold: the boot itself). The root is the file system asked
+    for."""
+    from retrolink.model.units import MIN_NODE_MIB, MIN_NODE_MIB_RAMFS
+    mib = MIN_NODE_MIB if root_fs == "tmpfs" else MIN_NODE_MIB_RAMFS
     r = run_retrolink("run", "plain", "--cold", "--node", "0", "--set",
-                      f"cluster.memory_mib={MIN_NODE_MIB}", "--", "echo", "booted")
+                      f"cluster.memory_mib={mib}", "--set", f"cluster.root_fs={root_fs}",
+                      "--", "sh", "-c", "echo booted; stat -f -c %t /")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["[node0] booted"]
+    assert r.stdout.splitlines() == ["[node0] booted", f"[node0] {ROOT_MAGIC[root_fs]}"]
 
 
 def test_bad_machine_file_is_a_clear_error(tmp_path):

@@ -371,11 +371,21 @@ def test_every_board_declares_the_topologies_it_joins_and_the_machines_use_only_
 
 def test_memory_below_what_the_guest_needs_is_refused_before_boot():
     """160 MiB passed the check (64) and booted a guest whose initramfs did not unpack;
-    the floor is the measured one with a margin (units.MIN_NODE_MIB)."""
-    for small in (64, 160, 192, "247M", units.MIN_NODE_MIB - 1):
+    the floors are the measured ones with a margin: units.MIN_NODE_MIB with the root on
+    a tmpfs (the default), units.MIN_NODE_MIB_RAMFS on a ramfs (cluster.root_fs)."""
+    for small in (64, 160, 192, "223M", units.MIN_NODE_MIB_RAMFS - 1):
         with pytest.raises(MachineError, match=r"--set cluster.memory_mib=.*: cluster.memory_mib: .* "
-                                               r"the guest needs at least 248 MiB"):
+                                               r"the guest needs at least 224 MiB with its root on "
+                                               r"a ramfs, and 248 on a tmpfs"):
+            load_machine("plain", {"cluster.memory_mib": small, "cluster.root_fs": "ramfs"})
+    for small in (224, "247M", units.MIN_NODE_MIB - 1):
+        with pytest.raises(MachineError, match=r"memory_mib 2\d\d: the guest needs at least 248 "
+                                               r"MiB with its root on a tmpfs"):
             load_machine("plain", {"cluster.memory_mib": small})
+    ramfs = load_machine("plain", {"cluster.memory_mib": "224M", "cluster.root_fs": "ramfs"})
+    assert (ramfs.cluster.memory_mib, ramfs.cluster.root_fs) == (224, "ramfs")
+    with pytest.raises(MachineError, match=r"cluster.root_fs"):
+        load_machine("plain", {"cluster.root_fs": "ext2"})
     assert load_machine("plain", {"cluster.memory_mib": "248M"}).cluster.memory_mib == 248
 
 

@@ -117,11 +117,12 @@ def _mean(xs: list) -> float | None:
 
 def free_running_twin(synced):
     """The 'plain' machine (no board, no fabric) with the synchronised machine's node
-    count, guest speed and memory: the same guest instructions per virtual second, so
+    count, guest speed, memory, root file system and translation cache: the same guest instructions per virtual second, so
     that the ratio is the lock-step's cost alone (at plain's own 125 MIPS a 75 MIPS
     machine such as cenju-3 would look 125/75 cheaper)."""
     c = synced.cluster
     twin = {"cluster.nodes": c.nodes, "cluster.memory_mib": c.memory_mib,
+            "cluster.root_fs": c.root_fs, "cluster.tb_size_mib": c.tb_size_mib,
             "cluster.cpu_mips": c.cpu_mips}
     if c.cpu_mips_per_node is not None:
         twin["cluster.cpu_mips_per_node"] = list(c.cpu_mips_per_node)

@@ -59,9 +59,11 @@ def write_json(args, result: dict, wall: float) -> None:
 
 
 def own_machines(args, overrides: dict, sweeps, name: str, load_definition, what: str,
-                 run, table, plot) -> int:
+                 run, table, plot, failures=lambda result: []) -> int:
     """A benchmark whose definition names its machines (--set applies to each): check
-    them all, build, run, print the table, write the plot to results/ and the JSON."""
+    them all, build, run, print the table, write the plot to results/ and the JSON.
+    `failures(result)` names machines that failed inside the result (their tables are
+    left out, the others printed); any makes the command fail after the report."""
     from retrolink.build.pipeline import build_all
     no_sweep(name, sweeps)
     for machine in load_definition(args.quick)["machines"].values():
@@ -74,4 +76,7 @@ def own_machines(args, overrides: dict, sweeps, name: str, load_definition, what
     png = plot_path(f"{name}{'-quick' if args.quick else ''}", overrides)
     write_plot(lambda path: plot(result, path), png)
     write_json(args, result, time.monotonic() - start)
-    return 0
+    failed = failures(result)
+    for f in failed:
+        say(f"failed: {f}")
+    return 1 if failed else 0

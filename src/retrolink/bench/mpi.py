@@ -13,7 +13,7 @@ from retrolink import paths
 from retrolink.bench import harness, mpi_report, results
 from retrolink.bench.phase import run_measured
 from retrolink.model.machine import LAYER_MIN_MIB, Machine, MachineError, load_machine
-from retrolink.progress import StepFailed
+from retrolink.progress import StepFailed, say
 from retrolink.run.node_command import Artifacts
 
 DEFINITION = paths.REPO / "bench" / "mpi.toml"
@@ -84,9 +84,23 @@ def measure(machine: Machine, art: Artifacts, d: dict) -> dict:
 
 
 def run_mpi(machines: dict[str, str], overrides: dict, art: Artifacts, quick: bool) -> dict:
+    """Each machine in turn; one that fails is recorded with why ({"failed": ...}) and
+    the others still run, so that one machine's failure loses no other's tables."""
     d = load_definition(quick)
-    return {key: measure(with_mpi(name, overrides), art, d)
-            for key, name in machines.items()}
+    out = {}
+    for key, name in machines.items():
+        try:
+            out[key] = measure(with_mpi(name, overrides), art, d)
+        except StepFailed as e:
+            say(f"bench mpi: {name} failed: {e}")
+            out[key] = {"failed": str(e)}
+    return out
+
+
+def failures(result: dict) -> list[str]:
+    """The machines that failed (the result's other entries, host_wall_s, are figures)."""
+    return [f"{key}: {r['failed']}" for key, r in result.items()
+            if isinstance(r, dict) and "failed" in r]
 
 
 def main(args, overrides: dict, sweeps) -> int:
@@ -100,4 +114,4 @@ def main(args, overrides: dict, sweeps) -> int:
         args, overrides, sweeps, "mpi", lambda quick: {"machines": machines},
         f"MPI benchmarks on {', '.join(machines.values())} (a boot each)",
         lambda ov, art, quick: run_mpi(machines, ov, art, quick),
-        mpi_report.table, mpi_report.plot)
+        mpi_report.table, mpi_report.plot, failures)

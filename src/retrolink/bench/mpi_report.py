@@ -17,8 +17,13 @@ def _setup(p: dict) -> str:
             f"{p['cpu_mips']:g} MIPS, {boards}, {nets}")
 
 
+def measured(r: dict) -> list[str]:
+    """The machines with figures (a failed one holds {"failed": why} instead)."""
+    return [n for n in r if "failed" not in r[n]]
+
+
 def table(r: dict) -> str:
-    names = list(r)
+    names = measured(r)
     lines = ["MPI benchmarks: Open MPI over TCP/IP, the OSU micro-benchmarks' method (measured "
              "in the guests under the timed model; MB = 10^6 bytes, us = guest microseconds)"]
     lines += [f"  {n}: {_setup(r[n]['parameters'])}" for n in names]
@@ -30,6 +35,8 @@ def table(r: dict) -> str:
             lines.append(f"  {s:>7}  " + "".join(
                 f"{r[n][key][str(s)]:18.2f}" if str(s) in r[n][key] else f"{'-':>18}"
                 for n in names))
+    lines += [f"\n{n}: failed, no figures ({r[n]['failed'].splitlines()[0]})"
+              for n in r if "failed" in r[n]]
     return "\n".join(lines)
 
 
@@ -40,7 +47,7 @@ def plot(r: dict, path: Path) -> Path:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.4))
     for ax, (key, (title, unit)) in zip(axes.flat, MEASURES.items()):
-        for n in r:
+        for n in measured(r):
             sizes = sorted(map(int, r[n][key]))
             ax.plot(sizes, [r[n][key][str(s)] for s in sizes], marker="o", label=n)
         ax.set_xscale("log", base=2)

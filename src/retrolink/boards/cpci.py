@@ -40,6 +40,12 @@ class BridgeParams(Strict):
     mem_read_ns: int = param(150, ge=0, le=10**9, unit="ns", qemu="mem-read-ns",
                              source="our choice: the host bridge's SDRAM read for a PCI "
                                     "master, 5 clocks of wait states at 33 MHz")
+    posted_write_bytes: int = param(
+        256, ge=CPCI["CPCI_PW_MIN_BYTES"], le=CPCI["CPCI_PW_MAX_BYTES"], unit="bytes",
+        qemu="posted-write-bytes",
+        source="our choice, from Intel's 21554 data sheet: 256 bytes of posted-write "
+               "buffer in each direction; a data phase takes an entry of the bus's width "
+               "(a 4-byte store 4 bytes, so 64 stores) until the backplane has carried it")
     start_us: int = param(0, ge=0, le=60_000_000, unit="us", qemu="start-us",
                           source="our choice: a bridge is on the backplane at power-on "
                                  "(no link to train)")
@@ -59,6 +65,19 @@ class CpciBoard(BoardBase):
     IP_NETWORKING: ClassVar[bool] = True
     pci: PciParams = PciParams()
     bridge: BridgeParams = BridgeParams()
+
+    def check(self, network) -> list[str]:
+        problems = super().check(network)
+        pw, width = self.bridge.posted_write_bytes, self.pci.width_bytes
+        access = -(-CPCI["CPCI_MAX_ACCESS"] // width) * width
+        if pw // width > CPCI["CPCI_PW_MAX_ENTRIES"]:
+            problems.append(f"bridge.posted_write_bytes = {pw}: {pw // width} entries of "
+                            f"pci.width_bytes, the bridge holds at most "
+                            f"{CPCI['CPCI_PW_MAX_ENTRIES']} (proto/cpci.h); lower it")
+        if pw < access:
+            problems.append(f"bridge.posted_write_bytes = {pw}: an 8-byte store takes {access} "
+                            "bytes of it (entries of pci.width_bytes); raise it")
+        return problems
 
     def link_wait_s(self) -> float:
         """The backplane is up when the cluster starts: no link to wait for."""

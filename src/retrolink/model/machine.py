@@ -57,8 +57,9 @@ class ClusterSettings(Strict):
     # far above the longest run we know (a benchmark's boot and measurement, at 40 MIPS
     # a boot alone is ~150 s), low enough that a runaway command ends
     run_limit_virtual_s: float = Field(default=3600.0, gt=0, le=86400)
-    # our choice: a cluster whose lock-step has not moved for this long (wall clock) has
-    # a node that stopped (docs/reliability.md); the run ends naming it
+    # our choice: a cluster whose lock-step has not moved for this long (wall clock, its
+    # waited-for QEMU getting no CPU time; or this much CPU time) has a node that stopped
+    # (docs/reliability.md); the run ends naming it
     stall_timeout_s: float = Field(default=60.0, gt=0, le=86400)
     kernel_cmdline: str = ""
     # the nodes' computer (docs/sparc.md): "x86_64", a PC (QEMU's q35); "sparc32", a
@@ -70,6 +71,10 @@ class ClusterSettings(Strict):
     # mitigations"): "auto" is the kernel's own choice for the CPU QEMU presents, "off"
     # adds mitigations=off (a period machine had none of them)
     mitigations: typing.Literal["auto", "off"] = "auto"
+    # what the initramfs unpacks into (docs/machines.md, "Many nodes on one host"): the
+    # kernel's default, a tmpfs capped at half the RAM, or a ramfs (rootfstype=ramfs),
+    # capped by the RAM alone, which lets a node have less (units.MIN_NODE_MIB_RAMFS)
+    root_fs: typing.Literal["tmpfs", "ramfs"] = "tmpfs"
     # Debian image modules every node loads at boot, before its boards' (a module a
     # command would load anyway, loaded while its node still boots with long grants)
     boot_modules: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")]] = Field(
@@ -79,6 +84,11 @@ class ClusterSettings(Strict):
     @classmethod
     def _mem(cls, v):
         return units.parse_mib(v)
+
+    @model_validator(mode="after")
+    def _room_for_root(self):
+        units.check_root_room(self.memory_mib, self.root_fs)
+        return self
 
     @field_validator("cpu_mips")
     @classmethod

@@ -22,6 +22,15 @@ MAX_NODE_MIB = 16384
 # cenju3-driver.md), files a command writes to the root (about 20 MB free at 248), and a
 # growing initramfs.
 MIN_NODE_MIB = 248
+# The least guest RAM per node whose initramfs unpacks into a ramfs (cluster.root_fs =
+# "ramfs", the kernel's rootfstype=ramfs): no cap but the RAM itself, so the files need
+# their own size, and the archive its own until it is unpacked and freed. Measured with the
+# 59 MiB initramfs of 28 November 2026 (cold boots of plain, root_fs = "ramfs", -- "echo
+# hello"): 208 MiB boots (70 MiB of files and 72 free after it), 192 and 160 panic while
+# booting ("System is deadlocked on memory"), 128 and 96 do not unpack ("invalid magic at
+# start of compressed archive": the archive does not fit). 224 leaves 16 MiB over that
+# floor: a ramfs's floor rises by the image's growth once, not twice as a tmpfs's does.
+MIN_NODE_MIB_RAMFS = 224
 _SCALE = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -46,7 +55,8 @@ def parse_rate(value) -> int:
 
 
 def parse_mib(value) -> int:
-    """Memory size in MiB from 256, "256M" or "1G"."""
+    """Memory size in MiB from 256, "256M" or "1G", at least MIN_NODE_MIB_RAMFS (a root
+    on a tmpfs needs MIN_NODE_MIB: check_root_room)."""
     if isinstance(value, int) and not isinstance(value, bool):
         mib = value
     else:
@@ -54,14 +64,22 @@ def parse_mib(value) -> int:
         if not m:
             raise ValueError(f"{value!r} is not a memory size; expected e.g. \"256M\" or \"1G\"")
         mib = int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
-    if mib < MIN_NODE_MIB:
-        raise ValueError(f"{value!r}: the guest needs at least {MIN_NODE_MIB} MiB (below about "
-                         "216 MiB its initramfs does not unpack, or its kernel panics while "
-                         "booting; docs/machines.md)")
+    if mib < MIN_NODE_MIB_RAMFS:
+        raise ValueError(f"{value!r}: the guest needs at least {MIN_NODE_MIB_RAMFS} MiB with "
+                         f"its root on a ramfs, and {MIN_NODE_MIB} on a tmpfs (docs/machines.md)")
     if mib > MAX_NODE_MIB:
         raise ValueError(f"{value!r}: at most {MAX_NODE_MIB} MiB per node (every node is a "
                          "QEMU on this host, and a period machine had far less)")
     return mib
+
+
+def check_root_room(mib: int, root_fs: str) -> None:
+    """A node's RAM against the floor of the file system its initramfs unpacks into."""
+    if root_fs == "tmpfs" and mib < MIN_NODE_MIB:
+        raise ValueError(f"memory_mib {mib}: the guest needs at least {MIN_NODE_MIB} MiB with "
+                         "its root on a tmpfs (below about 216 MiB its initramfs does not "
+                         "unpack, or its kernel panics while booting; root_fs = \"ramfs\" "
+                         f"needs {MIN_NODE_MIB_RAMFS}: docs/machines.md)")
 
 
 # Guest CPU speed (cluster.cpu_mips). QEMU's -icount takes 0.9765625 to 1000000 MIPS

@@ -15,15 +15,19 @@ class DeviceRig:
     def __init__(self, qemu: Path, tmp_path: Path, device: str, pci_id: tuple[int, int],
                  bars: dict[int, int], props: str = "", fabric: bool = True,
                  fabric_props: str = "", nodes: int = 2, on_sync=None, extra=(), env=None,
-                 name: str = "qemu", qmp: bool = False, incoming: Path | None = None):
+                 name: str = "qemu", qmp: bool = False, incoming: Path | None = None,
+                 notice_nets: int = 0):
         """props: the device's properties; fabric_props: more of them when it is on the
         fabric. on_sync: the fake fabric's answer to each SYNC (by default a grant to run
-        free). incoming: load that state file (QEMU waits paused; BARs come with it)."""
+        free). incoming: load that state file (QEMU waits paused; BARs come with it).
+        notice_nets: the networks whose frames the fake fabric's WELCOME says earn notices
+        (the test delivers them)."""
         self.fabric = None
         if fabric:
             sock = tmp_path / f"{name}.sock"
             self.fabric = FakeFabric(sock, nodes, FIRST_GRANT,
-                                     on_sync or (lambda m: [wire.grant(0, wire.NEVER)]))
+                                     on_sync or (lambda m: [wire.grant(0, wire.NEVER)]),
+                                     notice_nets)
             props = ",".join(x for x in (f"node=0,fabric={sock}", fabric_props, props) if x)
         args = ["-device", device + (f",{props}" if props else "")]
         if incoming:

@@ -24,7 +24,7 @@ from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.dir_watch import DirWatch
 from retrolink.run.diagnosis import (
-    console_reason, exit_description, fabric_failure, kernel_complaints, last_words,
+    console_reason, cpu_seconds, exit_description, fabric_failure, kernel_complaints, last_words,
     disconnect_reason, disconnected_nodes, process_state, qemu_failure, read_fabric_status,
     resident_kib, stall_reason, stalled_nodes
 )
@@ -284,7 +284,7 @@ class Cluster:
         mark_slots: dict = {}
         fabric_died_at = cut_off_at = None
         stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s,
-                            self.gdb_node, self.gdb_socket)
+                            [p.pid for p in self.nodes], self.gdb_node, self.gdb_socket)
         ended_by = "timeout"
         with DirWatch(self.dir, MARK_POLL_S) as written:
             while any(p.poll() is None for p in self.nodes):
@@ -465,20 +465,32 @@ class _VirtualCap:
 
 class _StallWatch:
     """Watches the fabric's status file: says once that the cluster waits for a node,
-    and tells the run to end when the lock-step has not moved for stall_timeout_s. A
+    and tells the run to end when the lock-step has not moved for stall_timeout_s while
+    the nodes it waits for are not running: their QEMUs got no CPU time meanwhile
+    (stopped, or blocked), or used that much CPU time without moving (a loop that makes
+    no progress). A node that gets a little CPU time on a busy host and moves when it
+    has it is slow, not stalled: a busy host never ends a run (docs/reliability.md). A
     wait for the node under gdb while a debugger is attached to it is no stall: the
     cluster's virtual time stands still until gdb lets the node run."""
 
-    def __init__(self, status_path: Path, timeout_s: float, gdb_node: int | None = None,
-                 gdb_socket: Path | None = None):
-        self.path, self.timeout_s = status_path, timeout_s
+    # CPU time under which a waited-for QEMU counts as not running at all
+    IDLE_CPU_S = 0.1
+
+    def __init__(self, status_path: Path, timeout_s: float, pids: list[int],
+                 gdb_node: int | None = None, gdb_socket: Path | None = None):
+        self.path, self.timeout_s, self.pids = status_path, timeout_s, pids
         self.gdb_node, self.gdb_socket = gdb_node, gdb_socket
         self.in_gdb_said = False
         self.since: float | None = None
+        self.cpu_since = 0.0
         self.waiting_for: list[dict] = []
         self.disconnected: list[dict] = []
         self.announced = False
         self._mtime = None
+
+    def _waited_cpu_s(self) -> float:
+        return sum(cpu_seconds(self.pids[w["node"]]) for w in self.waiting_for
+                   if 0 <= w["node"] < len(self.pids))
 
     def check(self, now: float) -> bool:
         try:
@@ -491,6 +503,7 @@ class _StallWatch:
             self.waiting_for = stalled_nodes(status)
             self.disconnected = disconnected_nodes(status)
             self.since = now if self.waiting_for else None
+            self.cpu_since = self._waited_cpu_s()
             self.announced = False
         if self.since is None:
             return False
@@ -500,15 +513,26 @@ class _StallWatch:
                     "virtual time standing still, until gdb continues or detaches")
                 self.in_gdb_said = True
             self.since = now        # a stall counts from when gdb lets the node go
+            self.cpu_since = self._waited_cpu_s()
             return False
         self.in_gdb_said = False
         if not self.announced and now - self.since >= STALL_NOTICE_S:
             names = ", ".join(f"node{w['node']}" for w in self.waiting_for)
             say(f"the cluster is waiting for {names}: its clock has not advanced for "
                 f"{STALL_NOTICE_S:.0f} s (wall); the run ends if it stays so for "
-                f"{self.timeout_s:.0f} s")
+                f"{self.timeout_s:.0f} s while its QEMU gets no CPU time, or after "
+                f"{self.timeout_s:.0f} s of CPU time")
             self.announced = True
-        return now - self.since >= self.timeout_s
+        used = self._waited_cpu_s() - self.cpu_since
+        if used >= self.timeout_s:
+            return True                             # runs, and makes no progress
+        if now - self.since < self.timeout_s:
+            return False
+        if used < self.IDLE_CPU_S:
+            return True                             # stopped or blocked all that time
+        # it ran a little on a busy host: judge the next period on its own
+        self.since, self.cpu_since = now, used + self.cpu_since
+        return False
 
     def _in_gdb(self) -> bool:
         return (self.gdb_socket is not None

@@ -5,6 +5,7 @@ console and kernel logs, QEMU's and the fabric's logs, the fabric's status file 
 state of a process. Nothing here starts or stops anything.
 """
 import json
+import os
 import re
 import signal
 from pathlib import Path
@@ -75,6 +76,17 @@ def process_state(pid: int) -> str:
     except OSError:
         return ""
     return stat.rsplit(")", 1)[1].split()[0]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used so far, or 0 once it
+    has gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
+    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
 def resident_kib(pid: int) -> int:

@@ -44,7 +44,11 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     sparc = c.arch == "sparc32"     # a SPARCstation 5 (docs/sparc.md), else a PC
     mitigations = "mitigations=off" if c.mitigations == "off" else ""
     base = sun4m.KERNEL_ARGS if sparc else "console=ttyS0 panic=-1 loglevel=4 tsc=reliable"
-    append = " ".join(a for a in (base, "" if sparc else mitigations, c.kernel_cmdline) if a)
+    # the kernel unpacks the initramfs into a tmpfs unless told otherwise
+    # (Documentation/filesystems/ramfs-rootfs-initramfs.rst)
+    root_fs = "rootfstype=ramfs" if c.root_fs == "ramfs" else ""
+    append = " ".join(a for a in (base, "" if sparc else mitigations, root_fs,
+                                  c.kernel_cmdline) if a)
     accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
     argv = [str(art.qemu), "-M", sun4m.MACHINE if sparc else "q35", "-accel", accel, "-smp", "1",
             "-m", str(c.memory_mib),

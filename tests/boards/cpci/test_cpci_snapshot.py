@@ -82,6 +82,11 @@ CORRUPTIONS = {
     "peers": (("peers_up",), 0b1110, 0b11110, "peers_up 0x1e names nodes not on the"),
     "doorbells": (("db_status",), 1 << db_bit(2, 3), 1 << 17 | 1 << db_bit(2, 3),
                   "db_status 0x20800 has doorbells of nodes past 4"),
+    "posted-write ring": (("txq.head",), 0, 512, "txq head 512, count 0, noticed 0: outside"),
+    "posted-write frames": (("txq.count",), 0, 513, "txq head 0, count 513, noticed 0"),
+    "posted-write notices": (("txq.noticed",), 0, 1, "txq head 0, count 0, noticed 1"),
+    "posted-write bytes": (("txq.held",), 0, 4, "txq held 4 bytes, its entries 0, the "
+                           "buffer 256"),
 }
 
 
@@ -102,6 +107,25 @@ def test_a_board_with_a_transaction_in_flight_refuses_a_save_and_goes_on(artifac
         assert rig.q.qmp("cont") == {"return": {}}
         rig.q.clock_set(T + 100_000)
         assert rig.q.memread(EXPORT + 0x40, 4) == b"abcd"
+        assert save(rig.q, tmp_path / "cpci.state")["status"] == "completed"
+    finally:
+        rig.close()
+
+
+def test_a_store_not_yet_carried_by_the_backplane_refuses_a_save(artifacts, tmp_path):
+    """On a backplane that sends notices: a store holds its entry of the posted-write
+    buffer until its notice; saved once that has come and passed."""
+    rig = Rig(artifacts, tmp_path, name="src", qmp=True, notice_nets=1, step=10_000)
+    try:
+        rig.bring_up()
+        rig.q.clock_set(T)
+        rig.store(1, 0x10, 4, 0x12345678)
+        assert save(rig.q, tmp_path / "cpci.state")["status"] == "failed"
+        assert "cannot save the board with transactions in flight; 1 frames not yet " \
+            "carried by the backplane" in rig.log.read_text()
+        assert rig.q.qmp("cont") == {"return": {}}
+        rig.deliver(T + 1000, 0, b"")                   # its notice
+        rig.q.clock_set(T + 20_000)
         assert save(rig.q, tmp_path / "cpci.state")["status"] == "completed"
     finally:
         rig.close()

@@ -1,6 +1,7 @@
 """`retrolink bench puma2`: runs, reports every figure of the paper's form, and is
 deterministic: twice --quick, byte for byte."""
-from helpers import quick_bench_twice
+from helpers import (a_lead_too_long_is_caught, quick_bench_twice,
+                     same_output_with_and_without_the_live_clock)
 
 from retrolink.bench import puma2
 
@@ -22,3 +23,23 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
     assert 0 < a["page_copy_MBps"] < 12.5
     assert a["fault_us"]["read"] > 0 and a["fault_us"]["write"] > 0
     assert a["parameters"]["machine"] == "puma-ii"
+
+
+# the lock's page goes back and forth between the boards (a ping-pong of the ring's
+# messages), then node 1 brings pages node 0 wrote (a stream of page copies)
+LIVE_CLOCK_SCRIPT = "puma2ctl counter 40 && puma2ctl copy --pages 16"
+
+
+def test_counter_and_copy_print_the_same_bytes_with_or_without_the_live_clock(artifacts):
+    """The board's pending floor and lead (docs/fabric.md "Live time") decide only when in
+    host time a node runs, never what it computes; a grant too long would deliver a frame
+    late, which each node's board counts."""
+    lines = same_output_with_and_without_the_live_clock(
+        "puma-ii", {0: LIVE_CLOCK_SCRIPT, 1: LIVE_CLOCK_SCRIPT}, artifacts, "retrolink-puma2")
+    assert any("RESULT" in l for l in lines[1]), lines
+
+
+def test_a_lead_too_long_is_caught(artifacts):
+    """The test above can fail: with a lead 100 us too long a board counts late frames."""
+    a_lead_too_long_is_caught("puma-ii", {0: LIVE_CLOCK_SCRIPT, 1: LIVE_CLOCK_SCRIPT},
+                              artifacts, "retrolink-puma2")

@@ -1,6 +1,7 @@
 """`retrolink bench via`: runs, reports every protocol at every size, and is deterministic:
 twice --quick, byte for byte."""
-from helpers import quick_bench_twice
+from helpers import (a_lead_too_long_is_caught, quick_bench_twice,
+                     same_output_with_and_without_the_live_clock)
 
 from retrolink.bench import via
 
@@ -23,3 +24,26 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
     # no transfer beats the link: 125 MB/s of data (the PCI bus, 133 MB/s, comes after)
     assert all(0 < v < 125 for v in a["bandwidth_MBps"]["via"].values())
     assert a["parameters"]["machine"] == "via"
+
+
+def live_clock_scripts() -> dict[int, str]:
+    """VIA ping-pong with polling completion, then its stream (--bandwidth), as the
+    benchmark runs them, shorter."""
+    d = via.load_definition(quick=True)
+    d["sizes"], d["reps"] = [4, 4096], 4
+    return {0: via.via_pingpong("client", 1, "poll", d, bandwidth=True),
+            1: via.via_pingpong("server", 0, "poll", d, bandwidth=True)}
+
+
+def test_ping_pong_and_stream_print_the_same_bytes_with_or_without_the_live_clock(artifacts):
+    """The NIC's pending floor and lead (docs/fabric.md "Live time") decide only when in
+    host time a node runs, never what it computes; a grant too long would deliver a frame
+    late, which each node's NIC counts."""
+    lines = same_output_with_and_without_the_live_clock("via", live_clock_scripts(), artifacts,
+                                                        "retrolink-via")
+    assert sum("RESULT" in l for l in lines[0]) >= 4, lines[0]
+
+
+def test_a_lead_too_long_is_caught(artifacts):
+    """The test above can fail: with a lead 100 us too long a NIC counts late frames."""
+    a_lead_too_long_is_caught("via", live_clock_scripts(), artifacts, "retrolink-via")
