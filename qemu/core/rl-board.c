@@ -18,6 +18,7 @@ void rl_board_init(RlBoard *b, const RlBoardInfo *info, const RlBoardFront *fron
     b->info = info;
     b->front = front;
     b->dev = dev;
+    b->opaque = dev;
 }
 
 /* The board's events changed: its pending sends may have (RlPortOps.pending). */
@@ -60,10 +61,10 @@ bool rl_board_realize(RlBoard *b, Error **errp)
         error_setg(errp, "%s: node must be below %u", info->name, info->max_nodes);
         return false;
     }
-    if (!info->realize(b->dev, errp)) {
+    if (!info->realize(b->opaque, errp)) {
         return false;
     }
-    rl_sched_init(&b->sched, info->event, b->dev);
+    rl_sched_init(&b->sched, info->event, b->opaque);
     g_autofree char *owner = g_strdup_printf("%s node %u", info->name, b->node);
     rl_sched_set_check(&b->sched, owner, info->event_check);
 
@@ -75,10 +76,11 @@ bool rl_board_realize(RlBoard *b, Error **errp)
     snprintf(name, sizeof(name), "%s-node%u", info->port_name, b->node);
     /* the node count and the peers come with the cluster's start (welcome) */
     b->port = rl_port_attach(b->fabric, b->node, b->network, info->protocol, name,
-                             info->reaction_ns(b->dev), info->port_ops, b->dev, errp);
+                             info->reaction_ns(b->opaque), info->port_ops, b->opaque,
+                             errp);
     if (!b->port) {
         error_prepend(errp, "%s: ", info->name);
-        info->unrealize(b->dev);
+        info->unrealize(b->opaque);
         rl_sched_destroy(&b->sched);
         return false;
     }
@@ -99,13 +101,13 @@ void rl_board_exit(RlBoard *b)
     rl_sched_set_changed(&b->sched, NULL, NULL);
     rl_port_close(b->port);
     b->port = NULL;
-    b->info->unrealize(b->dev);
+    b->info->unrealize(b->opaque);
     rl_sched_destroy(&b->sched);
 }
 
 void rl_board_reset(RlBoard *b)
 {
-    b->info->reset(b->dev);
+    b->info->reset(b->opaque);
 }
 
 uint64_t rl_board_guest_go(RlBoard *b, bool enabled, uint64_t ready_at, uint64_t guest_ns)

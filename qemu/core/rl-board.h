@@ -8,9 +8,11 @@
  * (rl-link), the refusal of a bad migration stream, and the steps of realize and exit
  * with their unwinding. A bus front end embeds an RlBoard and gives it what is the
  * bus's: how an interrupt reaches the CPU (RlBoardFront), where the board's DMA goes
- * (dma_as) and where its register regions are mapped (bar[]). rl-pci-board.c is the
- * PCI front end; the model is QEMU's hw/net/pcnet.c, whose core serves both
- * pcnet-pci.c and the SBus lance.c.
+ * (dma_as), where its register regions are mapped (bar[]) and the bus's byte order
+ * (big_endian). rl-pci-board.c is the PCI front end, rl-sbus-board.c the SBus one;
+ * the model is QEMU's hw/net/pcnet.c, whose core serves both pcnet-pci.c and the SBus
+ * lance.c. A model that sits on both buses keeps its state in a struct of its own,
+ * embedded in each bus's device type, and gives the core that struct as opaque.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -18,6 +20,7 @@
 #define RL_BOARD_H
 
 #include "exec/memory.h"
+#include "qemu/bswap.h"
 #include "migration/vmstate.h"
 #include "hw/retrolink/core/rl-link.h"
 #include "hw/retrolink/core/rl-sched.h"
@@ -36,8 +39,8 @@ typedef struct RlBoardInfo {
     uint32_t protocol;          /* enum rl_protocol (retrolink/boards.def) */
     uint32_t irq_all;           /* every interrupt cause it has */
     uint32_t max_nodes;         /* the most nodes it can address */
-    const RlPortOps *port_ops;  /* called with the device as opaque */
-    RlEventFn *event;           /* its events (rl-sched), the device as opaque */
+    const RlPortOps *port_ops;  /* called with the board's opaque (RlBoard.opaque) */
+    RlEventFn *event;           /* its events (rl-sched), with the opaque */
     RlEventCheckFn *event_check;        /* each event loaded from a stream */
     /*
      * Its own part of realize: check its properties, make its regions (bar[]) and
@@ -68,7 +71,15 @@ struct RlBoard {
     const RlBoardInfo *info;
     const RlBoardFront *front;
     void *dev;                  /* the device (QOM object) the board is */
+    void *opaque;               /* what its info's callbacks get: dev, or the model's
+                                 * state inside dev (rl_board_set_opaque) */
     AddressSpace *dma_as;       /* where its DMA reads and writes */
+    /*
+     * The bus's byte order, set by the front end: PCI little-endian, SBus big-endian.
+     * Its registers' (a model's MemoryRegionOps for each order: rl_board_ops) and every
+     * structure the board reads or writes in host memory (rl_board_ldl and the rest).
+     */
+    bool big_endian;
     MemoryRegion *bar[RL_BOARD_REGIONS];        /* the board's regions, set by realize */
     uint8_t bar_flags[RL_BOARD_REGIONS];        /* PCI_BASE_ADDRESS_* flags of each */
 
@@ -87,9 +98,53 @@ struct RlBoard {
     Notifier exit_notifier;     /* says the port's causality violations at exit */
 };
 
+/*
+ * ENABLE until the board is on its network, in us; each board's default differs. Every
+ * front end's device type has its core as parent_obj.rl.
+ */
+#define DEFINE_RL_BOARD_START_US(_state, _default) \
+    DEFINE_PROP_UINT64("start-us", _state, parent_obj.rl.start_us, _default)
+
 /* Called by the front end; the core calls the board's info at each step. */
 void rl_board_init(RlBoard *b, const RlBoardInfo *info, const RlBoardFront *front,
                    void *dev);
+/* A model embedded in its bus's device type: its state, for the info's callbacks. */
+static inline void rl_board_set_opaque(RlBoard *b, void *opaque)
+{
+    b->opaque = opaque;
+}
+
+/* Host memory structures in the bus's byte order (big_endian). */
+static inline uint32_t rl_board_ldl(const RlBoard *b, const void *p)
+{
+    return b->big_endian ? ldl_be_p(p) : ldl_le_p(p);
+}
+static inline uint64_t rl_board_ldq(const RlBoard *b, const void *p)
+{
+    return b->big_endian ? ldq_be_p(p) : ldq_le_p(p);
+}
+static inline void rl_board_stl(const RlBoard *b, void *p, uint32_t v)
+{
+    if (b->big_endian) {
+        stl_be_p(p, v);
+    } else {
+        stl_le_p(p, v);
+    }
+}
+static inline void rl_board_stq(const RlBoard *b, void *p, uint64_t v)
+{
+    if (b->big_endian) {
+        stq_be_p(p, v);
+    } else {
+        stq_le_p(p, v);
+    }
+}
+/* A model's register ops in the bus's order: ops[0] little-endian, ops[1] big-endian. */
+static inline const MemoryRegionOps *rl_board_ops(const RlBoard *b,
+                                                  const MemoryRegionOps *ops)
+{
+    return &ops[b->big_endian];
+}
 bool rl_board_realize(RlBoard *b, Error **errp);
 void rl_board_exit(RlBoard *b);
 void rl_board_reset(RlBoard *b);

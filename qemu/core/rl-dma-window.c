@@ -51,12 +51,12 @@ bool rl_dma_window_map(const RlDmaWindow *w, uint64_t addr, uint64_t len, bool w
         return false;
     }
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t e;
-        if (rl_board_dma_read(w->owner, table + (first + i) * 8, &e, sizeof(e)) !=
+        uint8_t raw[8];
+        if (rl_board_dma_read(w->owner, table + (first + i) * 8, raw, sizeof(raw)) !=
             MEMTX_OK) {
             return false;       /* the table itself is not in memory */
         }
-        e = le64_to_cpu(e);
+        uint64_t e = rl_board_ldq(w->owner, raw);
         if ((e & need) != need || (tag != RL_DMA_ANY_TAG && RL_DMA_PAGE_TAG(e) != tag)) {
             return false;
         }

@@ -4,7 +4,8 @@
  * NIC's memory registration or a DSM board's page table are.
  *
  * Window address A is byte A % page_size of the page that entry A / page_size names.
- * An entry is 64 bits, little-endian: the page's bus address in bits 63..12,
+ * An entry is 64 bits in the bus's byte order (RlBoard.big_endian): the page's bus
+ * address in bits 63..12,
  * RL_DMA_PAGE_VALID (the board may read the page), RL_DMA_PAGE_WRITE (and write it)
  * and a protection tag in bits 11..4 (RL_DMA_PAGE_TAG). A range is checked whole,
  * every entry it needs, before a byte moves: an entry that is not valid, not writable

@@ -36,10 +36,6 @@ static inline RlBoard *rl_pci_board(void *dev)
     return &RL_PCI_BOARD(dev)->rl;
 }
 
-/* ENABLE until the board is on its network, in us; each board's default differs. */
-#define DEFINE_RL_BOARD_START_US(_state, _default) \
-    DEFINE_PROP_UINT64("start-us", _state, parent_obj.rl.start_us, _default)
-
 /* The PCI device and the board core, first in a board's VMState. */
 #define VMSTATE_RL_PCI_BOARD(_state) \
     VMSTATE_PCI_DEVICE(parent_obj.parent_obj, _state), \

@@ -15,6 +15,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "exec/address-spaces.h"
 #include "hw/boards.h"
 #include "hw/nvram/fw_cfg.h"
@@ -22,6 +23,8 @@
 #include "qom/object.h"
 
 #include "hw/retrolink/core/rl-barrier-sysbus.h"
+#include "hw/retrolink/core/rl-sbus-board.h"
+#include "system/system.h"
 
 #define TYPE_RL_SUN4M_MACHINE MACHINE_TYPE_NAME("retrolink-SS-5")
 #define RL_SUN4M_PARENT       MACHINE_TYPE_NAME("SS-5")
@@ -33,6 +36,17 @@
  */
 #define RL_SUN4M_BARRIER_BASE 0x71a00000ULL
 #define RL_SUN4M_FW_CFG_BASE  0x71a01000ULL
+
+/*
+ * The SS-5's SBus slots, as its PROM (OpenBIOS, drivers/sbus.c) sees them: slot n at
+ * 0x20000000 + n * 256 MiB. Slots 0 to 2 are the SS-5's three SBus slots; 3 to 5 hold
+ * its on-board devices (the framebuffer, audio, the I/O chip)
+ */
+#define RL_SUN4M_SBUS_BASE      0x20000000ULL
+#define RL_SUN4M_SBUS_SLOT_SIZE 0x10000000ULL
+#define RL_SUN4M_SBUS_CARD_SLOTS 3
+/* the interrupt controller's input for SBus level L (hw/intc/slavio_intctl.c) */
+#define RL_SUN4M_SBUS_IRQ(level) (6 + (level))
 
 /* sun4m's own init, which ours wraps (the SS-5's class is private to sun4m.c) */
 static void (*rl_sun4m_parent_init)(MachineState *machine);
@@ -56,6 +70,41 @@ static void rl_sun4m_fw_cfg_view(MachineState *machine)
     }
 }
 
+/* One SBus card given with -device: map it in its slot, wire its interrupt. */
+static int rl_sun4m_plug_card(Object *obj, void *opaque)
+{
+    RlSbusBoard *card = (RlSbusBoard *)object_dynamic_cast(obj, TYPE_RL_SBUS_BOARD);
+    uint32_t *taken = opaque;
+    DeviceState *intctl;
+
+    if (!card) {
+        return 0;
+    }
+    if (card->slot >= RL_SUN4M_SBUS_CARD_SLOTS || (*taken >> card->slot & 1)) {
+        error_report("%s: slot %u is not a free SBus slot of the SS-5 (0..%d, one card "
+                     "each)", card->rl.info->name, card->slot, RL_SUN4M_SBUS_CARD_SLOTS - 1);
+        exit(1);
+    }
+    *taken |= 1u << card->slot;
+    sysbus_mmio_map(SYS_BUS_DEVICE(card), 0,
+                    RL_SUN4M_SBUS_BASE + card->slot * RL_SUN4M_SBUS_SLOT_SIZE);
+    intctl = DEVICE(object_resolve_path_type("", "slavio_intctl", NULL));
+    sysbus_connect_irq(SYS_BUS_DEVICE(card), 0,
+                       qdev_get_gpio_in(intctl, RL_SUN4M_SBUS_IRQ(card->level)));
+    return 0;
+}
+
+static void rl_sun4m_machine_done(Notifier *notifier, void *data)
+{
+    uint32_t taken = 0;
+
+    object_child_foreach_recursive(object_get_root(), rl_sun4m_plug_card, &taken);
+}
+
+static Notifier rl_sun4m_machine_done_notifier = {
+    .notify = rl_sun4m_machine_done,
+};
+
 static void rl_sun4m_init(MachineState *machine)
 {
     DeviceState *barrier;
@@ -66,6 +115,7 @@ static void rl_sun4m_init(MachineState *machine)
     sysbus_realize_and_unref(SYS_BUS_DEVICE(barrier), &error_fatal);
     sysbus_mmio_map_overlap(SYS_BUS_DEVICE(barrier), 0, RL_SUN4M_BARRIER_BASE, 1);
     rl_sun4m_fw_cfg_view(machine);
+    qemu_add_machine_init_done_notifier(&rl_sun4m_machine_done_notifier);
 }
 
 static void rl_sun4m_class_init(ObjectClass *oc, void *data)
@@ -75,6 +125,7 @@ static void rl_sun4m_class_init(ObjectClass *oc, void *data)
     rl_sun4m_parent_init = mc->init;
     mc->init = rl_sun4m_init;
     mc->desc = "retrolink node: Sun4m platform, SPARCstation 5, with the boot barrier";
+    machine_class_allow_dynamic_sysbus_dev(mc, TYPE_RL_SBUS_BOARD);
     mc->is_default = false;
 }
 

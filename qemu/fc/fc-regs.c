@@ -339,9 +339,9 @@ static void fc_chan_write(void *opaque, hwaddr addr, uint64_t val64, unsigned si
             return;
         }
         if (size == 8) {
-            stq_le_p(ch->pio_buf + (r - FC_U_PIO_BUF), val64);
+            rl_board_stq(s->rl, ch->pio_buf + (r - FC_U_PIO_BUF), val64);
         } else {
-            stl_le_p(ch->pio_buf + (r - FC_U_PIO_BUF), val);
+            rl_board_stl(s->rl, ch->pio_buf + (r - FC_U_PIO_BUF), val);
         }
         return;
     }
@@ -368,20 +368,24 @@ static void fc_chan_write(void *opaque, hwaddr addr, uint64_t val64, unsigned si
 /*
  * Every width and alignment reaches the handlers whole (with a narrower .valid the
  * memory core would split a wide access into pieces that each have side effects, and
- * log refusals as invalid_mem, not guest_errors); the handlers enforce fc-regs.h.
+ * log refusals as invalid_mem, not guest_errors); the handlers enforce fc-regs.h. One
+ * of each in either byte order: the PCI card's little-endian, the SBus card's
+ * big-endian (rl_board_ops).
  */
-const MemoryRegionOps fc_ctrl_ops = {
-    .read = fc_ctrl_read,
-    .write = fc_ctrl_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+#define FC_OPS(_read, _write, _endianness) {                                          \
+    .read = _read,                                                                  \
+    .write = _write,                                                                \
+    .endianness = _endianness,                                                      \
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },     \
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },      \
+}
+
+const MemoryRegionOps fc_ctrl_ops[2] = {
+    FC_OPS(fc_ctrl_read, fc_ctrl_write, DEVICE_LITTLE_ENDIAN),
+    FC_OPS(fc_ctrl_read, fc_ctrl_write, DEVICE_BIG_ENDIAN),
 };
 
-const MemoryRegionOps fc_chan_ops = {
-    .read = fc_chan_read,
-    .write = fc_chan_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
-    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+const MemoryRegionOps fc_chan_ops[2] = {
+    FC_OPS(fc_chan_read, fc_chan_write, DEVICE_LITTLE_ENDIAN),
+    FC_OPS(fc_chan_read, fc_chan_write, DEVICE_BIG_ENDIAN),
 };

@@ -80,14 +80,15 @@ void fc_rx_dma_done(FcState *s, uint32_t c, FcFrame *f)
     uint8_t hdr[FC_RX_PAYLOAD] = { 0 };
 
     rl_dma_window_rw(&ch->dvma, pages, addr, FC_RX_PAYLOAD, f->data, f->len, true);
-    stl_le_p(hdr + offsetof(struct fc_rx_slot, len), f->len);
-    stl_le_p(hdr + offsetof(struct fc_rx_slot, src), f->peer);
-    stl_le_p(hdr + offsetof(struct fc_rx_slot, tag), le32_to_cpu(f->wire.tag));
-    stl_le_p(hdr + offsetof(struct fc_rx_slot, offset), le32_to_cpu(f->wire.offset));
-    stl_le_p(hdr + offsetof(struct fc_rx_slot, msg_len), le32_to_cpu(f->wire.msg_len));
+    rl_board_stl(s->rl, hdr + offsetof(struct fc_rx_slot, len), f->len);
+    rl_board_stl(s->rl, hdr + offsetof(struct fc_rx_slot, src), f->peer);
+    rl_board_stl(s->rl, hdr + offsetof(struct fc_rx_slot, tag), le32_to_cpu(f->wire.tag));
+    rl_board_stl(s->rl, hdr + offsetof(struct fc_rx_slot, offset), le32_to_cpu(f->wire.offset));
+    rl_board_stl(s->rl, hdr + offsetof(struct fc_rx_slot, msg_len), le32_to_cpu(f->wire.msg_len));
     rl_dma_window_rw(&ch->dvma, pages, addr, 4, hdr + 4, FC_RX_PAYLOAD - 4, true);
     /* the flags word last: a reader that sees FC_RXS_VALID sees the whole frame */
-    stl_le_p(hdr, FC_RXS_VALID | (uint32_t)f->wire.type << 8 | (uint32_t)f->wire.f_ctl << 16);
+    rl_board_stl(s->rl, hdr, FC_RXS_VALID | (uint32_t)f->wire.type << 8 |
+                 (uint32_t)f->wire.f_ctl << 16);
     rl_dma_window_rw(&ch->dvma, pages, addr, 0, hdr, 4, true);
     trace_retrolink_fc_rx(s->rl->node, c, f->slot, f->peer, f->len, fc_now());
     ch->rx_host++;

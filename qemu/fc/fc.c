@@ -1,6 +1,6 @@
 /*
- * PUMA-III Fibre Channel adapter (an SBus card, here a PCI device on the x86
- * nodes) on a retrolink FC network: the fabric's `switch` or `p2p` topology
+ * PUMA-III Fibre Channel adapter (an SBus card: retrolink-fc-sbus on the SPARCstation
+ * nodes, retrolink-fc the PCI card on the x86 ones) on a retrolink FC network: the fabric's `switch` or `p2p` topology
  * models the link (1.0625 Gbaud, 8b/10b, SOF/CRC/EOF and idles, credits).
  * Register map: retrolink/regs/fc-regs.h; frames: retrolink/proto/fc.h;
  * behaviour and timing: docs/boards/fc.md. The adapter is modelled from its
@@ -15,10 +15,6 @@
 #include "qemu/log.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
-#include "hw/pci/pci_device.h"
-#include "hw/pci/msi.h"
-#include "hw/qdev-properties.h"
-#include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
 
 #include "fc.h"
@@ -53,7 +49,7 @@ static void fc_link_event(FcState *s, uint32_t peer, bool up)
     rl_board_raise(s->rl, FC_IRQ_LINK);
 }
 
-static void fc_event(void *opaque, RlEvent *ev)
+void fc_event(void *opaque, RlEvent *ev)
 {
     FcState *s = opaque;
 
@@ -106,8 +102,9 @@ static void fc_link_frame(void *opaque, uint64_t at, uint64_t seq, uint32_t src,
     memcpy(&w, data, sizeof(w));
     uint32_t payload = len - sizeof(w);
     if (payload > FC_MAX_PAYLOAD || (w.type != FC_TYPE_IP && w.type != FC_TYPE_USER)) {
-        warn_report("retrolink-fc node %u: the fabric delivered a malformed frame from "
-                    "node %u (TYPE 0x%x, %u payload bytes)", s->rl->node, src, w.type, payload);
+        warn_report("%s node %u: the fabric delivered a malformed frame from node %u "
+                    "(TYPE 0x%x, %u payload bytes)", s->rl->info->name, s->rl->node, src,
+                    w.type, payload);
         return;
     }
     trace_retrolink_fc_frame_in(s->rl->node, src, w.type, payload, at);
@@ -197,7 +194,7 @@ static void fc_link_welcome(void *opaque, uint32_t nodes)
     }
 }
 
-static const RlPortOps fc_link_ops = {
+const RlPortOps fc_link_ops = {
     .welcome = fc_link_welcome,
     .frame = fc_link_frame,
     .link = fc_link_status,
@@ -212,9 +209,9 @@ static const RlPortOps fc_link_ops = {
  * counted there), the guest's 4-byte PIO store that sends, and the transmit stage of
  * an empty frame.
  */
-static uint64_t fc_reaction_ns(void *dev)
+uint64_t fc_reaction_ns(void *opaque)
 {
-    FcState *s = dev;
+    FcState *s = opaque;
 
     return 2 * s->frame_setup_ns + rl_bytes_ns(4, s->pio_rate);
 }
@@ -265,7 +262,7 @@ void fc_board_reset(FcState *s)
  * held vCPU refuses to be saved, naming them. post_load checks every index, length
  * and state that came from the stream (docs/boards/fc.md, "Snapshots").
  */
-static bool fc_event_check(void *opaque, const RlEvent *ev, Error **errp)
+bool fc_event_check(void *opaque, const RlEvent *ev, Error **errp)
 {
     uint32_t peer = ev->arg & ~(1u << 31);
 
@@ -278,9 +275,8 @@ static bool fc_event_check(void *opaque, const RlEvent *ev, Error **errp)
     return true;
 }
 
-static int fc_pre_save(void *opaque)
+int fc_pre_save(FcState *s)
 {
-    FcState *s = opaque;
     g_autoptr(GString) what = g_string_new(NULL);
 
     for (uint32_t c = 0; c < FC_CHANNELS; c++) {
@@ -303,8 +299,8 @@ static int fc_pre_save(void *opaque)
                                s->bus.free_at);
     }
     if (what->len) {
-        error_report("retrolink-fc node %u: cannot save the adapter with work in flight%s",
-                     s->rl->node, what->str);
+        error_report("%s node %u: cannot save the adapter with work in flight%s",
+                     s->rl->info->name, s->rl->node, what->str);
         return -EINVAL;
     }
     return 0;
@@ -394,15 +390,13 @@ static const VMStateDescription vmstate_fc_channel = {
     },
 };
 
-static const VMStateDescription vmstate_fc = {
-    .name = TYPE_RETROLINK_FC,
+const VMStateDescription vmstate_fc = {
+    .name = "retrolink-fc-adapter",
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_save = fc_pre_save,
     .pre_load = fc_pre_load,
     .post_load = fc_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_RL_PCI_BOARD(FcState),
         VMSTATE_UINT32(ctrl, FcState),
         VMSTATE_UINT64(ready_at, FcState),
         VMSTATE_UINT32(error, FcState),
@@ -417,37 +411,41 @@ static const VMStateDescription vmstate_fc = {
     },
 };
 
-/* ---- QOM ------------------------------------------------------------------- */
+/* ---- realize, reset -------------------------------------------------------- */
 
-/* Its own part of realize (rl-board.h): the properties, the two BARs, the SBus. */
-static bool fc_realize(void *dev, Error **errp)
+/*
+ * Its own part of realize (rl-board.h): the properties, the two register regions (PCI
+ * BARs 0 and 2; the SBus card's offsets in its slot), the SBus.
+ */
+bool fc_realize(void *opaque, Error **errp)
 {
-    FcState *s = dev;
+    FcState *s = opaque;
+    Object *owner = OBJECT(s->rl->dev);
+    const char *name = s->rl->info->name;
 
     if (!s->dma_rate || !s->pio_rate || !s->adapter_rate) {
-        error_setg(errp, "retrolink-fc: dma-rate, pio-rate and adapter-rate must be > 0 "
-                   "(bytes per second)");
+        error_setg(errp, "%s: dma-rate, pio-rate and adapter-rate must be > 0 "
+                   "(bytes per second)", name);
         return false;
     }
     if (s->dma_rate > 1000000000000ull || s->pio_rate > 1000000000000ull ||
         s->adapter_rate > 1000000000000ull) {
-        error_setg(errp, "retrolink-fc: rates must be at most 10^12 bytes per second");
+        error_setg(errp, "%s: rates must be at most 10^12 bytes per second", name);
         return false;
     }
     if (s->txq_frames < 1 || s->txq_frames > FC_TXQ_MAX) {
-        error_setg(errp, "retrolink-fc: tx-queue-frames must be 1..%d", FC_TXQ_MAX);
+        error_setg(errp, "%s: tx-queue-frames must be 1..%d", name, FC_TXQ_MAX);
         return false;
     }
     if (s->send_setup_ns > 1000000000 || s->frame_setup_ns > 1000000000) {
-        error_setg(errp, "retrolink-fc: send-setup-ns and frame-setup-ns must be at most "
-                   "1 s");
+        error_setg(errp, "%s: send-setup-ns and frame-setup-ns must be at most 1 s", name);
         return false;
     }
-    memory_region_init_io(&s->ctrl_bar, OBJECT(s), &fc_ctrl_ops, s, "retrolink-fc-ctrl",
-                          FC_CTRL_PAGE_SIZE);
+    memory_region_init_io(&s->ctrl_bar, owner, rl_board_ops(s->rl, fc_ctrl_ops), s,
+                          "retrolink-fc-ctrl", FC_CTRL_PAGE_SIZE);
     s->rl->bar[0] = &s->ctrl_bar;
-    memory_region_init_io(&s->chan_bar, OBJECT(s), &fc_chan_ops, s, "retrolink-fc-chan",
-                          FC_CHANNELS * FC_CHAN_PAGE_SIZE);
+    memory_region_init_io(&s->chan_bar, owner, rl_board_ops(s->rl, fc_chan_ops), s,
+                          "retrolink-fc-chan", FC_CHANNELS * FC_CHAN_PAGE_SIZE);
     s->rl->bar[2] = &s->chan_bar;
     rl_bus_init(&s->bus, s->pio_rate);
     for (uint32_t c = 0; c < FC_CHANNELS; c++) {
@@ -456,75 +454,20 @@ static bool fc_realize(void *dev, Error **errp)
     return true;
 }
 
-static void fc_unrealize(void *dev)
+void fc_unrealize(void *opaque)
 {
-    FcState *s = dev;
+    FcState *s = opaque;
 
     fc_board_reset(s);
     rl_sched_filter(&s->rl->sched, fc_drop_event, s);
     rl_bus_destroy(&s->bus);
 }
 
-static void fc_reset(void *dev)
+void fc_reset(void *opaque)
 {
-    FcState *s = dev;
+    FcState *s = opaque;
 
     fc_board_reset(s);
     rl_bus_release(&s->bus);
     s->bus.free_at = 0;
 }
-
-static const RlBoardInfo fc_board_info = {
-    .name = TYPE_RETROLINK_FC,
-    .port_name = "fc",
-    .protocol = RL_PROTO_FC,
-    .irq_all = FC_IRQ_ALL,
-    .max_nodes = RL_MAX_NODES,
-    .port_ops = &fc_link_ops,
-    .event = fc_event,
-    .event_check = fc_event_check,
-    .realize = fc_realize,
-    .reaction_ns = fc_reaction_ns,
-    .unrealize = fc_unrealize,
-    .reset = fc_reset,
-};
-
-/* Defaults and their sources: docs/boards/fc.md, "Timing"; puma-iii.md. */
-static const Property fc_properties[] = {
-    DEFINE_PROP_MACADDR("mac", FcState, mac),
-    DEFINE_PROP_UINT64("dma-rate", FcState, dma_rate, 61000000),
-    DEFINE_PROP_UINT64("pio-rate", FcState, pio_rate, 20000000),
-    DEFINE_PROP_UINT64("adapter-rate", FcState, adapter_rate, 58000000),
-    DEFINE_PROP_UINT64("send-setup-ns", FcState, send_setup_ns, 500),
-    DEFINE_PROP_UINT64("frame-setup-ns", FcState, frame_setup_ns, 200),
-    DEFINE_PROP_UINT32("tx-queue-frames", FcState, txq_frames, 2),
-    DEFINE_RL_BOARD_START_US(FcState, 10000),
-};
-
-static void fc_instance_init(Object *obj)
-{
-    RETROLINK_FC(obj)->rl = rl_pci_board(obj);
-}
-
-static void fc_class_init(ObjectClass *klass, void *data)
-{
-    rl_pci_board_class_set(klass, &fc_board_info, FC_PCI_VENDOR_ID, FC_PCI_DEVICE_ID, 1,
-                           "PUMA-III Fibre Channel adapter on a retrolink FC network",
-                           &vmstate_fc);
-    device_class_set_props(DEVICE_CLASS(klass), fc_properties);
-}
-
-static const TypeInfo fc_info = {
-    .name = TYPE_RETROLINK_FC,
-    .parent = TYPE_RL_PCI_BOARD,
-    .instance_size = sizeof(FcState),
-    .instance_init = fc_instance_init,
-    .class_init = fc_class_init,
-};
-
-static void fc_register_types(void)
-{
-    type_register_static(&fc_info);
-}
-
-type_init(fc_register_types)

@@ -3,9 +3,11 @@
  * Register map: retrolink/regs/fc-regs.h; frames: retrolink/proto/fc.h;
  * behaviour and timing model: docs/boards/fc.md.
  *
- *   fc.c       the device: QOM, properties, realize, interrupts, the fabric port,
- *              the promise, migration
- *   fc-regs.c  the two BARs: every access costs its SBus PIO time (rl-bus)
+ *   fc.c       the model: events, the fabric port, the promise, realize, reset,
+ *              migration (FcState, embedded in each bus's device type)
+ *   fc-pci.c   the PCI card (retrolink-fc), on the x86 nodes
+ *   fc-sbus.c  the SBus card (retrolink-fc-sbus), on the SPARCstation 5 nodes
+ *   fc-regs.c  the two register regions: every access costs its SBus PIO time (rl-bus)
  *   fc-tx.c    DMA and PIO sends: SBus DMA -> transmit buffer -> adapter -> link
  *   fc-rx.c    arriving frames: adapter -> SBus DMA into the channel's ring
  *
@@ -14,18 +16,17 @@
 #ifndef RETROLINK_FC_H
 #define RETROLINK_FC_H
 
-#include "hw/pci/pci_device.h"
+#include "hw/qdev-properties.h"
 #include "net/net.h"
-#include "qom/object.h"
 
 #include "retrolink/regs/fc-regs.h"
 #include "retrolink/proto/fc.h"
 #include "hw/retrolink/core/rl-bus.h"
 #include "hw/retrolink/core/rl-dma-window.h"
-#include "hw/retrolink/core/rl-pci-board.h"
+#include "hw/retrolink/core/rl-board.h"
 
-#define TYPE_RETROLINK_FC "retrolink-fc"
-OBJECT_DECLARE_SIMPLE_TYPE(FcState, RETROLINK_FC)
+#define TYPE_RETROLINK_FC       "retrolink-fc"
+#define TYPE_RETROLINK_FC_SBUS  "retrolink-fc-sbus"
 
 typedef struct fc_wire_hdr FcWire;
 
@@ -81,8 +82,8 @@ typedef struct FcChannel {
     uint32_t rx_gen;
 } FcChannel;
 
-struct FcState {
-    RlPciBoard parent_obj;
+/* The adapter, whichever bus it is on: the `fc` member of each bus's device type. */
+typedef struct FcState {
     RlBoard *rl;                /* the board core: fabric, node, interrupts, events */
     MemoryRegion ctrl_bar;
     MemoryRegion chan_bar;
@@ -108,22 +109,68 @@ struct FcState {
     RlServer tx_adapter;        /* the adapter's transmit stage */
     RlServer rx_adapter;        /* its receive stage (FC is full duplex) */
     uint64_t txq_free_at[FC_TXQ_MAX];   /* each transmit buffer slot is free again */
-};
+} FcState;
 
 static inline uint64_t fc_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
-/* fc.c */
+/* fc.c: what each bus's device type is made of */
+extern const VMStateDescription vmstate_fc;
+#define VMSTATE_FC(_field, _state) VMSTATE_STRUCT(_field, _state, 1, vmstate_fc, FcState)
+/*
+ * The device type's own pre_save calls it: a pre_save that fails inside a nested
+ * struct leaves the stream's description unfinished (migration/vmstate.c).
+ */
+int fc_pre_save(FcState *s);
+extern const RlPortOps fc_link_ops;
+void fc_event(void *opaque, RlEvent *ev);
+bool fc_event_check(void *opaque, const RlEvent *ev, Error **errp);
+bool fc_realize(void *opaque, Error **errp);
+uint64_t fc_reaction_ns(void *opaque);
+void fc_unrealize(void *opaque);
+void fc_reset(void *opaque);
+
+/* The board core's view of the adapter, named as the device type _name is. */
+#define FC_BOARD_INFO(_name) {                  \
+    .name = _name,                              \
+    .port_name = "fc",                          \
+    .protocol = RL_PROTO_FC,                    \
+    .irq_all = FC_IRQ_ALL,                      \
+    .max_nodes = RL_MAX_NODES,                  \
+    .port_ops = &fc_link_ops,                   \
+    .event = fc_event,                          \
+    .event_check = fc_event_check,              \
+    .realize = fc_realize,                      \
+    .reaction_ns = fc_reaction_ns,              \
+    .unrealize = fc_unrealize,                  \
+    .reset = fc_reset,                          \
+}
+
+/*
+ * The adapter's properties, in a device type _state whose FcState is `fc`. Defaults and
+ * their sources: docs/boards/fc.md, "Timing"; puma-iii.md.
+ */
+#define DEFINE_FC_PROPERTIES(_state)                                            \
+    DEFINE_PROP_MACADDR("mac", _state, fc.mac),                                 \
+    DEFINE_PROP_UINT64("dma-rate", _state, fc.dma_rate, 61000000),              \
+    DEFINE_PROP_UINT64("pio-rate", _state, fc.pio_rate, 20000000),              \
+    DEFINE_PROP_UINT64("adapter-rate", _state, fc.adapter_rate, 58000000),      \
+    DEFINE_PROP_UINT64("send-setup-ns", _state, fc.send_setup_ns, 500),         \
+    DEFINE_PROP_UINT64("frame-setup-ns", _state, fc.frame_setup_ns, 200),       \
+    DEFINE_PROP_UINT32("tx-queue-frames", _state, fc.txq_frames, 2),            \
+    DEFINE_RL_BOARD_START_US(_state, 10000)
+
 bool fc_peer_up(FcState *s, uint32_t peer);
 bool fc_ready(FcState *s);
 void fc_board_reset(FcState *s);
 uint64_t fc_adapter_ns(FcState *s, uint32_t payload);
 
 /* fc-regs.c */
-extern const MemoryRegionOps fc_ctrl_ops;
-extern const MemoryRegionOps fc_chan_ops;
+/* each in the two byte orders: rl_board_ops */
+extern const MemoryRegionOps fc_ctrl_ops[2];
+extern const MemoryRegionOps fc_chan_ops[2];
 
 /* fc-tx.c */
 void fc_tx_go(FcState *s, uint32_t c, uint64_t bus_end);

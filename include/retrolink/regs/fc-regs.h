@@ -4,8 +4,18 @@
  * (guest/lib/fc/). Plain #defines only, so all of them can include it.
  * docs/boards/fc.md describes the behaviour and the timing model.
  *
- * PCI: vendor 0x10cf (Fujitsu), device 0x4643 ("FC"), class 0x0280 (network).
- * Interrupts: MSI, one vector; the cause is in FC_REG_IRQ_STATUS.
+ * Two cards, one register layout:
+ * PCI (retrolink-fc, the x86 nodes): vendor 0x10cf (Fujitsu), device 0x4643 ("FC"),
+ *   class 0x0280 (network). Interrupts: MSI, one vector. LITTLE-ENDIAN: the registers
+ *   as the bus carries them, and every structure the adapter reads or writes in host
+ *   memory (DVMA table entries, receive slot headers, the PIO buffer's words).
+ * SBus (retrolink-fc-sbus, the SPARCstation 5 nodes): an FCode PROM at slot offset 0
+ *   (node name FC_SBUS_NAME), BAR0 at FC_SBUS_CTRL_OFFSET and BAR2 at
+ *   FC_SBUS_CHAN_OFFSET of the slot, one interrupt at SBus level FC_SBUS_LEVEL; DMA
+ *   addresses are DVMA addresses of the sun4m IOMMU. BIG-ENDIAN: the registers and
+ *   every structure in host memory, as above. A driver goes through accessors that
+ *   know which card it has.
+ * Either way the cause of an interrupt is in FC_REG_IRQ_STATUS.
  *
  * BAR0, the control page (4 KiB, the driver's only): identity, enable, interrupts,
  *   and per channel its DVMA table and receive ring.
@@ -31,6 +41,12 @@
 
 #define FC_PCI_VENDOR_ID        0x10cf
 #define FC_PCI_DEVICE_ID        0x4643
+
+/* the SBus card: its FCode PROM's node name, its regions in the slot, its level */
+#define FC_SBUS_NAME            "PUMA,fc"
+#define FC_SBUS_CTRL_OFFSET     0x10000
+#define FC_SBUS_CHAN_OFFSET     0x30000
+#define FC_SBUS_LEVEL           4
 
 #define FC_ID_VALUE             0x46434133  /* "FCA3" */
 #define FC_CHANNELS             2

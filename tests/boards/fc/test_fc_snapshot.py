@@ -71,17 +71,17 @@ def test_state_survives_a_snapshot(artifacts, tmp_path, snapshot):
 
 
 CORRUPTIONS = {
-    "rx_next": (("ch", 1, "rx_next"), 2, 4, "the stream's channel 1 ring has next 4, free 2, "
+    "rx_next": (("fc", "ch", 1, "rx_next"), 2, 4, "the stream's channel 1 ring has next 4, free 2, "
                 "host 2 for 4 slots"),
-    "rx_host": (("ch", 1, "rx_host"), 2, 3, "the stream's channel 1 ring has next 2, free 2, "
+    "rx_host": (("fc", "ch", 1, "rx_host"), 2, 3, "the stream's channel 1 ring has next 2, free 2, "
                 "host 3 for 4 slots"),
-    "rx_slots": (("ch", 1, "rx_slots"), 4, 5000, "the stream's channel 1 is enabled with 96 "
+    "rx_slots": (("fc", "ch", 1, "rx_slots"), 4, 5000, "the stream's channel 1 is enabled with 96 "
                  "DVMA pages and 5000 ring slots"),
-    "dvma_pages": (("ch", 0, "dvma", "pages"), 96, 0, "the stream's channel 0 is enabled with 0 "
+    "dvma_pages": (("fc", "ch", 0, "dvma", "pages"), 96, 0, "the stream's channel 0 is enabled with 0 "
                    "DVMA pages"),
-    "ctrl": (("ctrl",), R.FC_CTRL_ENABLE, 3, "the stream's ctrl 0x3 has bits other than ENABLE"),
-    "error": (("error",), 0, 99, "the stream's error 99 is not an FC_ERR_*"),
-    "tx_status": (("ch", 0, "tx_status"), R.FC_ERR_LENGTH, 1000,
+    "ctrl": (("fc", "ctrl"), R.FC_CTRL_ENABLE, 3, "the stream's ctrl 0x3 has bits other than ENABLE"),
+    "error": (("fc", "error"), 0, 99, "the stream's error 99 is not an FC_ERR_*"),
+    "tx_status": (("fc", "ch", 0, "tx_status"), R.FC_ERR_LENGTH, 1000,
                   "the stream's channel 0 tx_status 1000 is not an FC_ERR_*"),
     "nodes": (("parent_obj.rl", "nodes"), 2, 100000, "the stream's nodes 100000 is not 1..256"),
 }
