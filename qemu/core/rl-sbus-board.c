@@ -77,11 +77,6 @@ static void rl_sbus_board_realize(DeviceState *dev, Error **errp)
         error_setg(errp, "%s: an SBus card needs a sun4m machine (its IOMMU)", b->info->name);
         return;
     }
-    if (s->level < RL_SBUS_LEVEL_MIN || s->level > RL_SBUS_LEVEL_MAX) {
-        error_setg(errp, "%s: level must be an SBus interrupt level, %d..%d", b->info->name,
-                   RL_SBUS_LEVEL_MIN, RL_SBUS_LEVEL_MAX);
-        return;
-    }
     b->dma_as = &SUN4M_IOMMU(iommu)->iommu_as;
     if (!rl_sbus_board_load_prom(s, errp)) {
         return;
@@ -115,7 +110,6 @@ static const Property rl_sbus_board_properties[] = {
     DEFINE_PROP_UINT32("network", RlSbusBoard, rl.network, 0),
     DEFINE_PROP_STRING("prom", RlSbusBoard, prom_file),
     DEFINE_PROP_UINT32("slot", RlSbusBoard, slot, 0),
-    DEFINE_PROP_UINT32("level", RlSbusBoard, level, 4),
 };
 
 static void rl_sbus_board_class_init(ObjectClass *klass, void *data)
@@ -130,12 +124,14 @@ static void rl_sbus_board_class_init(ObjectClass *klass, void *data)
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 
-void rl_sbus_board_class_set(ObjectClass *klass, const RlBoardInfo *info, const char *desc,
-                             const VMStateDescription *vmsd)
+void rl_sbus_board_class_set(ObjectClass *klass, const RlBoardInfo *info, uint32_t level,
+                             const char *desc, const VMStateDescription *vmsd)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
 
+    assert(level >= RL_SBUS_LEVEL_MIN && level <= RL_SBUS_LEVEL_MAX);
     RL_SBUS_BOARD_CLASS(klass)->info = info;
+    RL_SBUS_BOARD_CLASS(klass)->level = level;
     dc->desc = desc;
     dc->vmsd = vmsd;
 }

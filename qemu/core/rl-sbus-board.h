@@ -8,9 +8,9 @@
  * The card is one window of its slot (the machine maps it at the slot's base,
  * rl-sun4m.c): the FCode PROM at offset 0, which OpenBIOS runs to make the card's node
  * (its name, reg and interrupts properties), and the board's region i at
- * RL_SBUS_REGION_OFFSET(i). One interrupt at SBus level `level`. DMA goes through the
+ * RL_SBUS_REGION_OFFSET(i). One interrupt, at the SBus level its type has. DMA goes through the
  * machine's IOMMU (its DVMA addresses), and the bus is big-endian (RlBoard.big_endian).
- * A board's type sets its RlBoardInfo in class_init, its own properties (start-us:
+ * A board's type sets its RlBoardInfo and level in class_init, its own properties (start-us:
  * DEFINE_RL_BOARD_START_US) and a VMState that holds VMSTATE_RL_SBUS_BOARD first.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -40,7 +40,6 @@ struct RlSbusBoard {
     /* properties */
     char *prom_file;            /* the FCode PROM image (the build tokenizes it) */
     uint32_t slot;              /* the SBus slot the machine maps the card in */
-    uint32_t level;             /* its SBus interrupt level */
 
     MemoryRegion window;        /* the PROM and the regions, mapped at the slot */
     MemoryRegion prom;
@@ -50,6 +49,7 @@ struct RlSbusBoard {
 struct RlSbusBoardClass {
     SysBusDeviceClass parent_class;
     const RlBoardInfo *info;
+    uint32_t level;             /* its SBus interrupt level, as its PROM says */
 };
 
 /* The board core of a device of a retrolink-sbus-board subtype. */
@@ -62,8 +62,14 @@ static inline RlBoard *rl_sbus_board(void *dev)
 #define VMSTATE_RL_SBUS_BOARD(_state) \
     VMSTATE_RL_BOARD(parent_obj.rl, _state)
 
-/* Set a board type's info (its class_init). */
-void rl_sbus_board_class_set(ObjectClass *klass, const RlBoardInfo *info, const char *desc,
-                             const VMStateDescription *vmsd);
+/* Set a board type's info and SBus interrupt level (its class_init). */
+void rl_sbus_board_class_set(ObjectClass *klass, const RlBoardInfo *info, uint32_t level,
+                             const char *desc, const VMStateDescription *vmsd);
+
+/* The SBus interrupt level of a card. */
+static inline uint32_t rl_sbus_board_level(RlSbusBoard *s)
+{
+    return RL_SBUS_BOARD_GET_CLASS(s)->level;
+}
 
 #endif /* RL_SBUS_BOARD_H */

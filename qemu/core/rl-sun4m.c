@@ -90,7 +90,7 @@ static int rl_sun4m_plug_card(Object *obj, void *opaque)
                     RL_SUN4M_SBUS_BASE + card->slot * RL_SUN4M_SBUS_SLOT_SIZE);
     intctl = DEVICE(object_resolve_path_type("", "slavio_intctl", NULL));
     sysbus_connect_irq(SYS_BUS_DEVICE(card), 0,
-                       qdev_get_gpio_in(intctl, RL_SUN4M_SBUS_IRQ(card->level)));
+                       qdev_get_gpio_in(intctl, RL_SUN4M_SBUS_IRQ(rl_sbus_board_level(card))));
     return 0;
 }
 

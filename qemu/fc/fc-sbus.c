@@ -11,7 +11,6 @@
 #include "qemu/osdep.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
-#include "qom/object.h"
 #include "migration/vmstate.h"
 
 #include "fc.h"
@@ -62,11 +61,10 @@ static void fc_sbus_instance_init(Object *obj)
 
 static void fc_sbus_class_init(ObjectClass *klass, void *data)
 {
-    rl_sbus_board_class_set(klass, &fc_sbus_board_info,
+    rl_sbus_board_class_set(klass, &fc_sbus_board_info, FC_SBUS_LEVEL,
                             "PUMA-III Fibre Channel SBus card on a retrolink FC network",
                             &vmstate_fc_sbus);
     device_class_set_props(DEVICE_CLASS(klass), fc_sbus_properties);
-    object_class_property_set_default_uint(klass, "level", FC_SBUS_LEVEL);
 }
 
 static const TypeInfo fc_sbus_info = {

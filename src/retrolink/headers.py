@@ -16,6 +16,13 @@ def defines(*headers: str) -> dict[str, int]:
 
 
 @functools.cache
+def string_defines(*headers: str) -> dict[str, str]:
+    """The string #defines (#define NAME "text") of the given headers."""
+    text = "\n".join((paths.INCLUDE / h).read_text() for h in headers)
+    return dict(re.findall(r'^#define\s+([A-Z][A-Z0-9_]+)\s+"([^"\\]*)"', text, re.M))
+
+
+@functools.cache
 def guest_defines(header: str) -> dict[str, int]:
     """The same of a header of the guest's own code (a path under guest/, e.g. a
     module's header that is no contract with the host)."""

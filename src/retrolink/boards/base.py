@@ -31,6 +31,10 @@ class BoardBase(Strict):
     # those: a board on any other is refused by name before anything boots
     TOPOLOGIES: ClassVar[tuple[str, ...]] = ()
     TOPOLOGIES_WHY: ClassVar[str] = ""
+    # its QEMU device as an SBus card, on SPARCstation 5 nodes (docs/sparc.md), and its
+    # FCode PROM (guest/sparc/fcode/<name>.fth): a board without one has no SBus card
+    SBUS_DEVICE: ClassVar[str] = ""
+    SBUS_PROM: ClassVar[str] = ""
 
     def node_ids(self, cluster_nodes: int) -> list[int]:
         return list(range(cluster_nodes)) if self.nodes == "all" else list(self.nodes)
@@ -56,6 +60,15 @@ class BoardBase(Strict):
         """The QEMU arguments that add this board to a node, as station `station` of the
         `stations` on its network, the `network_index`-th of the machine's networks."""
         raise NotImplementedError
+
+    def sbus_args(self, station: int, stations: int, fabric_socket: Path, network_index: int,
+                  slot: int, prom: Path) -> list[str]:
+        """The QEMU arguments that add this board to a SPARCstation 5 node as its SBus card
+        in `slot`, with its FCode PROM image: qemu_args' properties, on SBUS_DEVICE."""
+        args = self.qemu_args(station, stations, fabric_socket, network_index)
+        assert args[0] == "-device" and len(args) == 2, args
+        props = args[1].split(",", 1)[1]
+        return ["-device", f"{self.SBUS_DEVICE},slot={slot},prom={prom},{props}"]
 
     def check(self, network) -> list[str]:
         """What this board cannot work with on that network (empty: nothing)."""

@@ -1,5 +1,6 @@
 """The PUMA-III Fibre Channel adapter on the SBus of a SPARCstation (docs/boards/fc.md,
-puma-iii.md): the QEMU device retrolink-fc on an FC network (`switch` or `p2p`)."""
+puma-iii.md): the QEMU device retrolink-fc (a PCI card, on PCs) or retrolink-fc-sbus (the
+SBus card, on SPARCstation 5 nodes) on an FC network (`switch` or `p2p`)."""
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -52,6 +53,8 @@ class FcBoard(BoardBase):
                                      "docs/boards/fc.md")
     # IP over FC (RFC 2625) on channel 0: the guest gets an interface on this network
     IP_NETWORKING: ClassVar[bool] = True
+    SBUS_DEVICE: ClassVar[str] = "retrolink-fc-sbus"
+    SBUS_PROM: ClassVar[str] = "fc"
     sbus: SbusParams = SbusParams()
     adapter: AdapterParams = AdapterParams()
 

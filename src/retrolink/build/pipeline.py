@@ -96,7 +96,7 @@ def last_built() -> Artifacts:
 def build_for(machine) -> Artifacts:
     """What a machine's nodes boot: build_all's for PCs; for SPARCstation 5 nodes their
     own QEMU, kernel and initramfs (sparc_pipeline.py: built only for such a machine),
-    which need nothing of the PC's build (they have no boards, so no fabric, yet)."""
+    and the SBus cards' PROMs, and the fabric of the PC's build."""
     if machine.cluster.arch != "sparc32":
         return build_all()
     from retrolink.build.sparc_pipeline import build_sparc
@@ -104,4 +104,4 @@ def build_for(machine) -> Artifacts:
     log.parent.mkdir(parents=True, exist_ok=True)
     sparc = build_sparc(log)
     return Artifacts(qemu=sparc.qemu, kernel=sparc.kernel, initrd=sparc.initrd,
-                     fabric=paths.fabric_binary())
+                     fabric=paths.fabric_binary(), proms=sparc.proms)

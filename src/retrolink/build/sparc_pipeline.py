@@ -1,12 +1,12 @@
 """What a machine with SPARCstation 5 (sun4m) nodes needs besides the x86 build
 (docs/sparc.md): the cross toolchain's Debian packages, QEMU's sparc target, the sparc32
-kernel, its userland and initramfs. Built only for such a machine, each step cached
+kernel, its userland and initramfs, the SBus cards' FCode PROMs. Built only for such a machine, each step cached
 under the cache directory and keyed on its inputs, so the x86 build never waits for it."""
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.build import bootstrap, qemu_build, sparc_initramfs
+from retrolink.build import bootstrap, fcode, qemu_build, sparc_initramfs
 from retrolink.build.jobs import Background
 from retrolink.build.lock import build_lock
 from retrolink.build.sparc_kernel import ensure_sparc_kernel
@@ -20,6 +20,7 @@ class SparcArtifacts:
     qemu: Path
     kernel: Path
     initrd: Path
+    proms: dict           # the SBus cards' FCode PROM images, by name (fcode.py)
 
 
 def build_sparc(log: Path) -> SparcArtifacts:
@@ -32,8 +33,9 @@ def build_sparc(log: Path) -> SparcArtifacts:
             userland = ensure_userland(kernel, log)
             initrd = sparc_initramfs.assemble(kernel, userland,
                                               paths.build_dir() / "sparc" / "initramfs.cpio")
+            proms = fcode.build_proms(paths.build_dir() / "sparc" / "fcode", log)
             qemu = qemu_job.result()
         except BaseException:
             qemu_job.stop()
             raise
-    return SparcArtifacts(qemu=qemu, kernel=kernel.image, initrd=initrd)
+    return SparcArtifacts(qemu=qemu, kernel=kernel.image, initrd=initrd, proms=proms)

@@ -121,6 +121,8 @@ class ClusterSettings(Strict):
 
 # A SPARCstation 5's most memory: QEMU's SS-5 refuses more (max_mem of its hwdef in
 # hw/sparc/sun4m.c; docs/sparc.md)
+# the SS-5's SBus slots for cards (qemu/core/rl-sun4m.c, RL_SUN4M_SBUS_CARD_SLOTS)
+SS5_SBUS_SLOTS = 3
 SS5_MAX_MIB = 256
 # The least guest RAM of a machine with each image layer. Our choice for "mpi": the base
 # initramfs and the layer unpack into the root tmpfs, which the kernel sizes to half the
@@ -179,18 +181,23 @@ class Machine(Strict):
 
     @model_validator(mode="after")
     def _what_sparc32_nodes_have(self):
-        """A SPARCstation 5 node has, so far, its OpenBIOS, kernel, initramfs and the
-        boot barrier (docs/sparc.md): nothing of the x86 image's or boards' yet."""
+        """A SPARCstation 5 node has its OpenBIOS, kernel, initramfs, the boot barrier and
+        the boards that come as SBus cards (docs/sparc.md): nothing of the x86 image's
+        layers, disks or other boards."""
         c = self.cluster
         if c.arch != "sparc32":
             return self
         extra = [what for what, has in (
-            ("boards", self.boards), ("networks", self.networks), ("disks", self.disks),
-            ("guest.packages", self.guest.packages), ("cluster.boot_modules", c.boot_modules))
-            if has]
+            ("disks", self.disks), ("guest.packages", self.guest.packages),
+            ("cluster.boot_modules", c.boot_modules)) if has]
+        extra += [f"boards.{name} (the {b.model} board has no SBus card)"
+                  for name, b in self.boards.items() if not b.SBUS_DEVICE]
+        if any(len(self.boards_on(n)) > SS5_SBUS_SLOTS for n in range(c.nodes)):
+            extra.append(f"more than {SS5_SBUS_SLOTS} boards on a node (the SS-5's SBus slots)")
         if extra:
             raise ValueError(f"cluster.arch is \"sparc32\": its nodes have no {', '.join(extra)} "
-                             "yet (the sparc32 image carries klibc and fw_cfg; docs/sparc.md)")
+                             "(the sparc32 image carries klibc and fw_cfg, and the SBus cards; "
+                             "docs/sparc.md)")
         if c.memory_mib > SS5_MAX_MIB:
             raise ValueError(f"cluster.arch is \"sparc32\": a SPARCstation 5 holds at most "
                              f"{SS5_MAX_MIB} MiB (cluster.memory_mib is {c.memory_mib})")

@@ -105,9 +105,13 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         argv += ["-trace", f"enable={files.qemu_trace},file={files.trace_log}"]
     if files.insn_profile:
         argv += ["-plugin", f"{insn_profile_plugin(art)},out={files.insn_profile}"]
-    for board in machine.boards_on(node):
-        argv += board.qemu_args(node, machine.total_nodes(), fabric_socket,
-                                machine.network_index(board.network))
+    for slot, board in enumerate(machine.boards_on(node)):
+        args = (node, machine.total_nodes(), fabric_socket, machine.network_index(board.network))
+        if sparc:
+            # an SBus card, in the SS-5's slots 0, 1, 2 (qemu/core/rl-sun4m.c)
+            argv += board.sbus_args(*args, slot=slot, prom=art.proms[board.SBUS_PROM])
+        else:
+            argv += board.qemu_args(*args)
     # the node's disks on its SCSI adapter: /dev/sda, sdb, ... in this order
     argv += disks.node_args(machine.disks_on(node))
     return argv
