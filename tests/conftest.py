@@ -17,6 +17,25 @@ def artifacts():
     return art
 
 
+@pytest.fixture(scope="session")
+def sparc():
+    """The sparc32 build (QEMU's sparc target, the kernel, klibc, the SBus cards' PROMs):
+    cached, built the first time (docs/sparc.md has the times). Skipped only where the
+    cross toolchain cannot be installed (not root, and deps/apt-sparc.txt's packages
+    missing)."""
+    import os
+
+    from retrolink.build.pipeline import build_for
+    from retrolink.model.machine import load_machine
+    from retrolink.progress import StepFailed
+    try:
+        return build_for(load_machine("sparc-plain"))
+    except StepFailed as e:
+        if "missing Debian packages" in str(e) and os.geteuid() != 0:
+            pytest.skip(f"the sparc32 cross toolchain is not installed and cannot be: {e}")
+        raise
+
+
 @pytest.fixture
 def cleanup():
     """For qtest device tests: cleanup((fake_fabric, qtest)) stops that QEMU and its fake

@@ -14,9 +14,6 @@ class Artifacts:
     # [guest] packages name it; with the RDMA layer
     initrd_mpi: Path | None = None
     initrd_rdma: Path | None = None
-    # SPARCstation 5 nodes: each SBus card's FCode PROM image, by its PROM's name
-    # (BoardBase.SBUS_PROM; build/fcode.py)
-    proms: dict | None = None
 
     def initrd_for(self, packages) -> Path:
         """The initrd of a machine with these image layers ([guest] packages)."""

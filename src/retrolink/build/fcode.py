@@ -46,6 +46,15 @@ def build_prom(board: str, values: dict[str, str], out_dir: Path, log: Path) -> 
     return out
 
 
-def build_proms(out_dir: Path, log: Path) -> dict[str, Path]:
-    """Every SBus card's PROM, by board."""
-    return {"fc": build_prom("fc", fc_values(), out_dir, log)}
+def prom_dir() -> Path:
+    return paths.build_dir() / "sparc" / "fcode"
+
+
+def prom_path(name: str) -> Path:
+    """Where the build puts the PROM image of that name (BoardBase.SBUS_PROM)."""
+    return prom_dir() / f"{name}.fcode"
+
+
+def build_proms(log: Path) -> dict[str, Path]:
+    """Every SBus card's PROM, by name."""
+    return {"fc": build_prom("fc", fc_values(), prom_dir(), log)}

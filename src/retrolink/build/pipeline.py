@@ -96,7 +96,8 @@ def last_built() -> Artifacts:
 def build_for(machine) -> Artifacts:
     """What a machine's nodes boot: build_all's for PCs; for SPARCstation 5 nodes their
     own QEMU, kernel and initramfs (sparc_pipeline.py: built only for such a machine),
-    and the SBus cards' PROMs, and the fabric of the PC's build."""
+    and the fabric of the PC's build; the SBus cards' PROMs are where fcode.prom_path
+    says."""
     if machine.cluster.arch != "sparc32":
         return build_all()
     from retrolink.build.sparc_pipeline import build_sparc
@@ -104,4 +105,4 @@ def build_for(machine) -> Artifacts:
     log.parent.mkdir(parents=True, exist_ok=True)
     sparc = build_sparc(log)
     return Artifacts(qemu=sparc.qemu, kernel=sparc.kernel, initrd=sparc.initrd,
-                     fabric=paths.fabric_binary(), proms=sparc.proms)
+                     fabric=paths.fabric_binary())

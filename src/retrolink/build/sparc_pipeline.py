@@ -33,7 +33,7 @@ def build_sparc(log: Path) -> SparcArtifacts:
             userland = ensure_userland(kernel, log)
             initrd = sparc_initramfs.assemble(kernel, userland,
                                               paths.build_dir() / "sparc" / "initramfs.cpio")
-            proms = fcode.build_proms(paths.build_dir() / "sparc" / "fcode", log)
+            proms = fcode.build_proms(log)
             qemu = qemu_job.result()
         except BaseException:
             qemu_job.stop()

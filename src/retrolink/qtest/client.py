@@ -33,10 +33,11 @@ SIZES = {1: "b", 2: "w", 4: "l", 8: "q"}
 
 class Qtest:
     def __init__(self, qemu: Path, extra_args: list[str], log: Path, env: dict | None = None,
-                 timeout: float = 60, qmp: bool = False):
+                 timeout: float = 60, qmp: bool = False, machine: str = "q35"):
         """Start QEMU with -accel qtest; its stdout and stderr go to log. env is added to
         QEMU's environment; timeout bounds the wait for each reply (QtestTimeout). With
-        qmp, a QMP monitor too (self.qmp())."""
+        qmp, a QMP monitor too (self.qmp()). machine: QEMU's -M (a PC, or retrolink-SS-5
+        with the sparc QEMU)."""
         self.dir = Path(tempfile.mkdtemp(prefix="rl-qtest-"))
         self.log = log
         self.timeout = timeout
@@ -48,7 +49,7 @@ class Qtest:
             extra_args = [f"-{name}", f"unix:{self.dir / f'{name}.sock'}", *extra_args]
         with open(log, "w") as out:
             self.proc = subprocess.Popen(
-                [str(qemu), "-M", "q35", "-accel", "qtest", "-display", "none", "-nodefaults",
+                [str(qemu), "-M", machine, "-accel", "qtest", "-display", "none", "-nodefaults",
                  "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", *extra_args],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=dict(os.environ, **(env or {})))

@@ -12,12 +12,14 @@ FIRST_GRANT = 1_000_000
 
 
 class DeviceRig:
-    def __init__(self, qemu: Path, tmp_path: Path, device: str, pci_id: tuple[int, int],
+    def __init__(self, qemu: Path, tmp_path: Path, device: str, pci_id: tuple[int, int] | None,
                  bars: dict[int, int], props: str = "", fabric: bool = True,
                  fabric_props: str = "", nodes: int = 2, on_sync=None, extra=(), env=None,
                  name: str = "qemu", qmp: bool = False, incoming: Path | None = None,
-                 notice_nets: int = 0):
-        """props: the device's properties; fabric_props: more of them when it is on the
+                 notice_nets: int = 0, machine: str = "q35"):
+        """pci_id: the PCI card's, whose BARs the rig maps at bars; None for a card the
+        machine maps itself (an SBus card on `machine` retrolink-SS-5).
+        props: the device's properties; fabric_props: more of them when it is on the
         fabric. on_sync: the fake fabric's answer to each SYNC (by default a grant to run
         free). incoming: load that state file (QEMU waits paused; BARs come with it).
         notice_nets: the networks whose frames the fake fabric's WELCOME says earn notices
@@ -33,8 +35,8 @@ class DeviceRig:
         if incoming:
             extra = [*extra, "-incoming", f"file:{incoming}"]
         self.log = tmp_path / f"{name}.log"
-        self.q = Qtest(qemu, [*args, *extra], self.log, env=env, qmp=qmp)
-        if not incoming:
+        self.q = Qtest(qemu, [*args, *extra], self.log, env=env, qmp=qmp, machine=machine)
+        if not incoming and pci_id:
             self.q.map_bars(self.q.find_pci(*pci_id), bars)
 
     def close(self):

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrolink import disks
+from retrolink.build import fcode
 from retrolink.build.artifacts import Artifacts
 from retrolink.build.qemu_build import INSN_PROFILE_PLUGIN
 from retrolink.model.machine import Machine
@@ -109,7 +110,7 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
         args = (node, machine.total_nodes(), fabric_socket, machine.network_index(board.network))
         if sparc:
             # an SBus card, in the SS-5's slots 0, 1, 2 (qemu/core/rl-sun4m.c)
-            argv += board.sbus_args(*args, slot=slot, prom=art.proms[board.SBUS_PROM])
+            argv += board.sbus_args(*args, slot=slot, prom=fcode.prom_path(board.SBUS_PROM))
         else:
             argv += board.qemu_args(*args)
     # the node's disks on its SCSI adapter: /dev/sda, sdb, ... in this order

@@ -1,8 +1,10 @@
 """The FC adapter under qtest, the test being its driver: BARs mapped, a DVMA table in
-guest RAM, a receive ring; optionally on a 2-node fake fabric (node 0, peer 1)."""
+guest RAM, a receive ring; optionally on a 2-node fake fabric (node 0, peer 1). Rig is the
+PCI card on a PC, SbusRig the SBus card on a SPARCstation 5."""
 import struct
 
 from retrolink import wire
+from retrolink.build.fcode import prom_path
 from retrolink.qtest.fake_fabric import deliver_on_first_sync  # noqa: F401
 from retrolink.qtest.fc_regs import R, ch_reg
 from retrolink.qtest.rig import FIRST_GRANT, DeviceRig  # noqa: F401
@@ -44,6 +46,10 @@ def dma_send_model(p, go_end: int, length: int) -> list[tuple[int, int, int, int
 
 
 class Rig(DeviceRig):
+    # where the CPU reaches the regions; the byte order of the structures in memory
+    ctrl, chan = CTRL, CHAN
+    order = "<"
+
     def __init__(self, artifacts, tmp_path, props: str = "", qemu=None, **kw):
         """kw: DeviceRig's (fabric, on_sync, extra, env, name, qmp, incoming)."""
         super().__init__(qemu or artifacts.qemu, tmp_path, "retrolink-fc",
@@ -51,24 +57,28 @@ class Rig(DeviceRig):
                          props=",".join(x for x in ("start-us=0", props) if x),
                          fabric_props="mac=52:54:00:12:34:56", **kw)
 
+    def bus(self, addr: int) -> int:
+        """The address the adapter's DMA uses for guest physical address addr."""
+        return addr
+
     # registers
     def reg(self, off: int) -> int:
-        return self.q.readl(CTRL + off)
+        return self.q.readl(self.ctrl + off)
 
     def set_reg(self, off: int, val: int) -> None:
-        self.q.writel(CTRL + off, val)
+        self.q.writel(self.ctrl + off, val)
 
     def ch(self, c: int, r: int) -> int:
-        return self.q.readl(CTRL + ch_reg(c, r))
+        return self.q.readl(self.ctrl + ch_reg(c, r))
 
     def set_ch(self, c: int, r: int, val: int) -> None:
-        self.q.writel(CTRL + ch_reg(c, r), val)
+        self.q.writel(self.ctrl + ch_reg(c, r), val)
 
     def u(self, c: int, r: int) -> int:
-        return self.q.readl(CHAN + c * R.FC_CHAN_PAGE_SIZE + r)
+        return self.q.readl(self.chan + c * R.FC_CHAN_PAGE_SIZE + r)
 
     def set_u(self, c: int, r: int, val: int) -> None:
-        self.q.writel(CHAN + c * R.FC_CHAN_PAGE_SIZE + r, val)
+        self.q.writel(self.chan + c * R.FC_CHAN_PAGE_SIZE + r, val)
 
     # DVMA
     def write_table(self, entries: dict[int, int] | None = None) -> None:
@@ -76,17 +86,18 @@ class Rig(DeviceRig):
         page), with entries overriding it."""
         table = {}
         for i in range(DATA_PAGES):
-            table[i] = (DATA + i * 4096) | R.FC_DVMA_VALID
+            table[i] = self.bus(DATA + i * 4096) | R.FC_DVMA_VALID
         for i in range(RING_SLOTS):
-            table[RING_PAGE + i] = (RING + i * 4096) | R.FC_DVMA_VALID | R.FC_DVMA_WRITE
-        table[RO_PAGE] = (DATA + DATA_PAGES * 4096) | R.FC_DVMA_VALID
+            table[RING_PAGE + i] = self.bus(RING + i * 4096) | R.FC_DVMA_VALID | R.FC_DVMA_WRITE
+        table[RO_PAGE] = self.bus(DATA + DATA_PAGES * 4096) | R.FC_DVMA_VALID
         table.update(entries or {})
-        blob = b"".join(struct.pack("<Q", table.get(i, 0)) for i in range(TABLE_PAGES))
+        blob = b"".join(struct.pack(self.order + "Q", table.get(i, 0))
+                        for i in range(TABLE_PAGES))
         self.q.memwrite(TABLE, blob)
 
     def configure(self, c: int, slots: int = RING_SLOTS, ring_page: int = RING_PAGE,
                   pages: int = TABLE_PAGES) -> None:
-        self.set_ch(c, R.FC_CH_DVMA_LO, TABLE)
+        self.set_ch(c, R.FC_CH_DVMA_LO, self.bus(TABLE))
         self.set_ch(c, R.FC_CH_DVMA_HI, 0)
         self.set_ch(c, R.FC_CH_DVMA_PAGES, pages)
         self.set_ch(c, R.FC_CH_RX_RING, ring_page * 4096)
@@ -109,5 +120,57 @@ class Rig(DeviceRig):
         self.set_u(c, R.FC_U_TX_TAG, tag)
         self.set_u(c, R.FC_U_TX_GO, 1)
 
+    def slot_address(self, j: int) -> int:
+        return RING + j * R.FC_RX_SLOT_SIZE
+
     def slot(self, j: int) -> bytes:
-        return self.q.memread(RING + j * R.FC_RX_SLOT_SIZE, R.FC_RX_SLOT_SIZE)
+        return self.q.memread(self.slot_address(j), R.FC_RX_SLOT_SIZE)
+
+    def slot_header(self, j: int) -> tuple:
+        """struct fc_rx_slot of slot j, in the card's byte order: (flags, len, src, tag,
+        offset, msg_len)."""
+        return struct.unpack_from(self.order + "IIIIII", self.slot(j))
+
+
+# The SBus card on the SPARCstation 5 (qemu/fc/fc-sbus.c, qemu/core/rl-sun4m.c): in slot 0,
+# DMA through the sun4m IOMMU (hw/sparc/sun4m_iommu.c), which the rig sets up as a driver
+# would: 16 MiB of DVMA at 0xff000000, DVMA page k mapping guest physical page k
+SBUS_SLOT0 = 0x20000000
+IOMMU_REGS = 0x10000000             # the SS-5's IOMMU registers (hw/sparc/sun4m.c)
+IOMMU_CTRL, IOMMU_BASE, IOMMU_AFSR = 0x0000, 0x0004, 0x1000
+IOMMU_CTRL_ENAB, IOMMU_RNGE_16MB = 0x1, 0x0
+IOPTE_VALID, IOPTE_WRITE = 0x2, 0x4
+IOMMU_TABLE = 0x00080000            # its page table: 4096 entries, 16 KiB
+DVMA_BASE = 0xFF000000
+INTCTL_PENDING = 0x71E10000         # the system interrupt controller's pending register
+SBUS_IRQ_BIT = 6                    # + the SBus level: its bit there (slavio_intctl.c)
+
+
+class SbusRig(Rig):
+    ctrl = SBUS_SLOT0 + R.FC_SBUS_CTRL_OFFSET
+    chan = SBUS_SLOT0 + R.FC_SBUS_CHAN_OFFSET
+    order = ">"
+
+    def __init__(self, sparc, tmp_path, props: str = "", iommu_valid=None, **kw):
+        """sparc: the sparc build's artifacts. iommu_valid(page): whether the IOMMU maps
+        DVMA page `page` (default: all of them, writable)."""
+        DeviceRig.__init__(self, sparc.qemu, tmp_path, "retrolink-fc-sbus", None, {},
+                           props=",".join(x for x in (f"id=fc,slot=0,prom={prom_path('fc')}",
+                                                      "start-us=0", props) if x),
+                           fabric_props="mac=52:54:00:12:34:56", machine="retrolink-SS-5", **kw)
+        if "incoming" not in kw:
+            self.map_iommu(iommu_valid or (lambda page: True))
+
+    def bus(self, addr: int) -> int:
+        return DVMA_BASE + addr
+
+    def map_iommu(self, valid) -> None:
+        ptes = [(page * 4096 >> 4) | (IOPTE_VALID | IOPTE_WRITE if valid(page) else 0)
+                for page in range(4096)]
+        self.q.memwrite(IOMMU_TABLE, b"".join(struct.pack(">I", p) for p in ptes))
+        self.q.writel(IOMMU_REGS + IOMMU_BASE, IOMMU_TABLE >> 4)
+        self.q.writel(IOMMU_REGS + IOMMU_CTRL, IOMMU_CTRL_ENAB | IOMMU_RNGE_16MB)
+
+    def irq_pending(self) -> bool:
+        """The card's SBus level is pending at the interrupt controller."""
+        return bool(self.q.readl(INTCTL_PENDING) >> (SBUS_IRQ_BIT + R.FC_SBUS_LEVEL) & 1)
