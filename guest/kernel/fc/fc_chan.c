@@ -21,18 +21,19 @@ static_assert(PAGE_SIZE == FC_DVMA_PAGE, "a DVMA page is a host page");
 int fc_dvma_table_alloc(struct fc_dev *fc, struct fc_dvma_table *t, u32 pages)
 {
 	/* dma_alloc_coherent's memory is zeroed: every entry starts invalid */
-	t->entries = dma_alloc_coherent(&fc->pdev->dev, pages * sizeof(*t->entries), &t->dma,
+	t->entries = dma_alloc_coherent(fc->dev, pages * sizeof(*t->entries), &t->dma,
 					GFP_KERNEL);
 	if (!t->entries)
 		return -ENOMEM;
 	t->pages = pages;
+	t->big_endian = fc->big_endian;
 	return 0;
 }
 
 void fc_dvma_table_free(struct fc_dev *fc, struct fc_dvma_table *t)
 {
 	if (t->entries)
-		dma_free_coherent(&fc->pdev->dev, t->pages * sizeof(*t->entries), t->entries,
+		dma_free_coherent(fc->dev, t->pages * sizeof(*t->entries), t->entries,
 				  t->dma);
 	t->entries = NULL;
 }
@@ -45,9 +46,8 @@ void fc_dvma_map(struct fc_dvma_table *t, u32 first, dma_addr_t dma, u32 pages,
 	u32 i;
 
 	for (i = 0; i < pages; i++)
-		t->entries[first + i] =
-			cpu_to_le64(((u64)dma + (u64)i * FC_DVMA_PAGE) & FC_DVMA_ADDR_MASK) |
-			cpu_to_le64(flags);
+		t->entries[first + i] = fc_to_mem64(t->big_endian,
+			(((u64)dma + (u64)i * FC_DVMA_PAGE) & FC_DVMA_ADDR_MASK) | flags);
 	dma_wmb();
 }
 
@@ -74,7 +74,7 @@ int fc_chan_enable(struct fc_dev *fc, int c, struct fc_dvma_table *t, u32 ring_d
 	fc_ch_wr(fc, c, FC_CH_CTRL, FC_CH_ENABLE);
 	status = fc_ch_rd(fc, c, FC_CH_STATUS);
 	if (!(status & FC_CHS_ENABLED)) {
-		dev_err(&fc->pdev->dev,
+		dev_err(fc->dev,
 			"channel %d refused its configuration (FC_REG_ERROR %u, status %#x): "
 			"%u table entries, ring of %u slots at DVMA %#x\n",
 			c, fc_rd(fc, FC_REG_ERROR), status, t->pages, slots, ring_dvma);
@@ -89,9 +89,9 @@ void fc_chan_disable(struct fc_dev *fc, int c)
 	fc_ch_wr(fc, c, FC_CH_CTRL, 0);
 }
 
-static bool fc_tx_moved_on(void __iomem *page, u32 done0)
+static bool fc_tx_moved_on(struct fc_dev *fc, void __iomem *page, u32 done0)
 {
-	return !readl(page + FC_U_TX_BUSY) || readl(page + FC_U_TX_DONE) != done0;
+	return !fc_readl(fc, page + FC_U_TX_BUSY) || fc_readl(fc, page + FC_U_TX_DONE) != done0;
 }
 
 /*
@@ -105,9 +105,9 @@ static bool fc_tx_moved_on(void __iomem *page, u32 done0)
 int fc_chan_wait_tx_done(struct fc_dev *fc, int c)
 {
 	void __iomem *page = fc->chan[c];
-	u32 done0 = readl(page + FC_U_TX_DONE);
+	u32 done0 = fc_readl(fc, page + FC_U_TX_DONE);
 	bool moved;
 
 	return read_poll_timeout(fc_tx_moved_on, moved, moved, FC_TX_DRAIN_POLL_US,
-				 FC_TX_DRAIN_TIMEOUT_US, false, page, done0);
+				 FC_TX_DRAIN_TIMEOUT_US, false, fc, page, done0);
 }

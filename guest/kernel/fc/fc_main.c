@@ -3,6 +3,10 @@
  * Driver for the PUMA-III Fibre Channel adapter, as modelled by retrolink (qemu/fc/;
  * registers: retrolink/regs/fc-regs.h; docs/boards/fc-driver.md).
  *
+ * The adapter is a PCI card on the PCs (fc_pci.c) and the SBus card it was on the
+ * SPARCstations (fc_sbus.c); each probe maps its card and calls fc_attach, which does
+ * everything else the same way on both.
+ *
  * One adapter gives two things: a network interface (fcN in `ip link`: IP over FC on
  * channel 0, fc_net.c) and the character device /dev/fcN, which hands channel 1 to
  * one process at a time (the raw protocol and Fast Messages, fc_user.c).
@@ -38,7 +42,7 @@ static void fc_free(struct kref *ref)
 	pr_debug("%s: state freed\n", fc->name);
 	cleanup_srcu_struct(&fc->srcu);
 	mutex_destroy(&fc->user_lock);
-	pci_dev_put(fc->pdev);
+	put_device(fc->dev);
 	kfree(fc);
 }
 
@@ -146,34 +150,29 @@ static struct attribute *fc_attrs[] = {
 };
 ATTRIBUTE_GROUPS(fc);
 
-/* ---- PCI ------------------------------------------------------------------- */
+/* ---- attach, detach: everything but the bus --------------------------------- */
 
-static int fc_map_bars(struct fc_dev *fc)
+/*
+ * The state of a card its probe found, with a reference to its device. Not devm: a
+ * file may outlive the binding (fc_free frees it).
+ */
+struct fc_dev *fc_alloc(struct device *dev, bool big_endian)
 {
-	struct pci_dev *pdev = fc->pdev;
-	u32 id;
-	int c, ret;
+	struct fc_dev *fc = kzalloc(sizeof(*fc), GFP_KERNEL);
 
-	ret = pcim_iomap_regions(pdev, BIT(0) | BIT(2), FC_DRV_NAME);
-	if (ret)
-		return ret;
-	if (pci_resource_len(pdev, 0) < FC_CTRL_PAGE_SIZE ||
-	    pci_resource_len(pdev, 2) < FC_CHANNELS * FC_CHAN_PAGE_SIZE) {
-		dev_err(&pdev->dev, "BAR0 (%llu bytes) or BAR2 (%llu) is smaller than fc-regs.h says\n",
-			(u64)pci_resource_len(pdev, 0), (u64)pci_resource_len(pdev, 2));
-		return -ENODEV;
+	if (!fc)
+		return NULL;
+	kref_init(&fc->ref);
+	if (init_srcu_struct(&fc->srcu)) {
+		kfree(fc);
+		return NULL;
 	}
-	fc->ctrl = pcim_iomap_table(pdev)[0];
-	for (c = 0; c < FC_CHANNELS; c++)
-		fc->chan[c] = pcim_iomap_table(pdev)[2] + c * FC_CHAN_PAGE_SIZE;
-	fc->user_page_phys = pci_resource_start(pdev, 2) + FC_CH_USER * FC_CHAN_PAGE_SIZE;
-	id = fc_rd(fc, FC_REG_ID);
-	if (id != FC_ID_VALUE) {
-		dev_err(&pdev->dev, "not a PUMA-III FC adapter (ID %08x, expected %08x)\n",
-			id, FC_ID_VALUE);
-		return -ENODEV;
-	}
-	return 0;
+	fc->dev = get_device(dev);
+	fc->big_endian = big_endian;
+	spin_lock_init(&fc->irq_lock);
+	mutex_init(&fc->user_lock);
+	fc->id = -1;
+	return fc;
 }
 
 static void fc_read_identity(struct fc_dev *fc)
@@ -190,103 +189,74 @@ static void fc_read_identity(struct fc_dev *fc)
 	fc->mac[5] = hi >> 8;
 }
 
-static int fc_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * The card's probe has mapped its registers (ctrl, chan, user_page_phys) and knows its
+ * interrupt (irq): check the adapter, reset it, take the interrupt, enable it on the
+ * link, and make the network interface and /dev/fcN. On failure it undoes its own
+ * steps; the probe drops its reference.
+ */
+int fc_attach(struct fc_dev *fc)
 {
-	struct fc_dev *fc;
-	u32 status;
+	u32 id = fc_rd(fc, FC_REG_ID), status;
 	int ret;
 
-	/* not devm: a file may outlive the binding (fc_free frees it) */
-	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
-	if (!fc)
-		return -ENOMEM;
-	kref_init(&fc->ref);
-	if (init_srcu_struct(&fc->srcu)) {
-		kfree(fc);
-		return -ENOMEM;
+	if (id != FC_ID_VALUE) {
+		dev_err(fc->dev, "not a PUMA-III FC adapter (ID %08x, expected %08x)\n",
+			id, FC_ID_VALUE);
+		return -ENODEV;
 	}
-	fc->pdev = pci_dev_get(pdev);
-	spin_lock_init(&fc->irq_lock);
-	mutex_init(&fc->user_lock);
-	fc->id = -1;
-
-	ret = pcim_enable_device(pdev);
-	if (ret)
-		goto err_put;
-	ret = fc_map_bars(fc);
-	if (ret)
-		goto err_put;
-	/* DVMA table entries and the table's own address are 64-bit */
-	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (ret)
-		goto err_put;
-	pci_set_master(pdev);
 	fc_wr(fc, FC_REG_CTRL, FC_CTRL_RESET);	/* channels off, interrupts masked */
 	fc_read_identity(fc);
 	if (fc->nodes < 1 || fc->node >= fc->nodes) {
-		dev_err(&pdev->dev, "port %u of %u ports: the adapter is misconfigured\n",
+		dev_err(fc->dev, "port %u of %u ports: the adapter is misconfigured\n",
 			fc->node, fc->nodes);
-		ret = -ENODEV;
-		goto err_put;
+		return -ENODEV;
 	}
 
 	fc->id = ida_alloc(&fc_ida, GFP_KERNEL);
-	if (fc->id < 0) {
-		ret = fc->id;
-		goto err_put;
-	}
+	if (fc->id < 0)
+		return fc->id;
 	snprintf(fc->name, sizeof(fc->name), "fc%d", fc->id);
 
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		goto err_ida;
-	/* not devm either: the handler must go before its vector (err_irq, fc_remove) */
-	ret = request_irq(pci_irq_vector(pdev, 0), fc_irq, IRQF_SHARED, FC_DRV_NAME, fc);
+	/* not devm: the handler must go before the card's vector (err_irq, fc_detach) */
+	ret = request_irq(fc->irq, fc_irq, IRQF_SHARED, FC_DRV_NAME, fc);
 	if (ret)
-		goto err_vectors;
+		goto err_ida;
 
 	fc_wr(fc, FC_REG_CTRL, FC_CTRL_ENABLE);
-	ret = readl_poll_timeout(fc->ctrl + FC_REG_STATUS, status, status & FC_STATUS_READY,
-				 FC_READY_POLL_US, FC_READY_TIMEOUT_US);
+	ret = read_poll_timeout(fc_rd, status, status & FC_STATUS_READY, FC_READY_POLL_US,
+				FC_READY_TIMEOUT_US, false, fc, FC_REG_STATUS);
 	if (ret) {
-		dev_err(&pdev->dev, "the adapter did not get ready within %ld s (status %#x)\n",
+		dev_err(fc->dev, "the adapter did not get ready within %ld s (status %#x)\n",
 			FC_READY_TIMEOUT_US / USEC_PER_SEC, status);
 		goto err_irq;
 	}
 
-	pci_set_drvdata(pdev, fc);
 	ret = fc_net_probe(fc);
 	if (ret)
 		goto err_irq;
 	fc->misc = (struct miscdevice){
 		.minor = MISC_DYNAMIC_MINOR, .name = fc->name, .fops = &fc_user_fops,
-		.parent = &pdev->dev, .groups = fc_groups, .mode = 0666,
+		.parent = fc->dev, .groups = fc_groups, .mode = 0666,
 	};
 	ret = misc_register(&fc->misc);
 	if (ret)
 		goto err_net;
-	dev_info(&pdev->dev, "/dev/%s: port %u of %u, MAC %pM, %s\n", fc->name, fc->node,
-		 fc->nodes, fc->mac, pdev->msi_enabled ? "MSI" : "INTx");
 	return 0;
 
 err_net:
 	fc_net_remove(fc);
 err_irq:
 	fc_wr(fc, FC_REG_CTRL, FC_CTRL_RESET);	/* masks the adapter's interrupts */
-	free_irq(pci_irq_vector(pdev, 0), fc);
-err_vectors:
-	pci_free_irq_vectors(pdev);
+	free_irq(fc->irq, fc);
 err_ida:
 	ida_free(&fc_ida, fc->id);
-err_put:
-	fc_put(fc);
 	return ret;
 }
 
-static void fc_remove(struct pci_dev *pdev)
+/* Undo fc_attach; the card's remove then unmaps it and drops the board's reference. */
+void fc_detach(struct fc_dev *fc)
 {
-	struct fc_dev *fc = pci_get_drvdata(pdev);
-
 	misc_deregister(&fc->misc);	/* no more opens; the sysfs counters are gone */
 	fc_net_remove(fc);		/* channel 0 stopped, its memory freed */
 	mutex_lock(&fc->user_lock);
@@ -296,27 +266,33 @@ static void fc_remove(struct pci_dev *pdev)
 	synchronize_srcu(&fc->srcu);
 	fc_user_revoke(fc);		/* channel 1 stopped, its mappings zapped */
 	fc_wr(fc, FC_REG_CTRL, FC_CTRL_RESET);	/* nothing in flight, no interrupt */
-	free_irq(pci_irq_vector(pdev, 0), fc);
-	pci_free_irq_vectors(pdev);
-	fc->ctrl = NULL;		/* devres unmaps the BARs when we return */
+	free_irq(fc->irq, fc);
+	fc->ctrl = NULL;		/* the card's remove unmaps the registers */
 	memset(fc->chan, 0, sizeof(fc->chan));
 	ida_free(&fc_ida, fc->id);
-	fc_put(fc);			/* the board's reference; open files keep theirs */
 }
 
-static const struct pci_device_id fc_ids[] = {
-	{ PCI_DEVICE(FC_PCI_VENDOR_ID, FC_PCI_DEVICE_ID) },
-	{ }
-};
-MODULE_DEVICE_TABLE(pci, fc_ids);
+/* ---- the module: the driver of each bus the kernel has ------------------------ */
 
-static struct pci_driver fc_driver = {
-	.name = FC_DRV_NAME,
-	.id_table = fc_ids,
-	.probe = fc_probe,
-	.remove = fc_remove,
-};
-module_pci_driver(fc_driver);
+static int __init fc_init(void)
+{
+	int ret = fc_pci_register();
+
+	if (ret)
+		return ret;
+	ret = fc_sbus_register();
+	if (ret)
+		fc_pci_unregister();
+	return ret;
+}
+module_init(fc_init);
+
+static void __exit fc_exit(void)
+{
+	fc_sbus_unregister();
+	fc_pci_unregister();
+}
+module_exit(fc_exit);
 
 MODULE_DESCRIPTION("PUMA-III Fibre Channel adapter (retrolink model): IP over FC and user channel");
 MODULE_LICENSE("GPL");

@@ -44,6 +44,7 @@
 
 #define FC_NET_MTU		(FC_MAX_PAYLOAD - ETH_HLEN)	/* 2098 */
 #define FC_NET_RX_SLOTS		256	/* 1 MiB: about 0.5 MB of frames, 9 ms at 58 MB/s */
+#define FC_NET_MIN_SLOTS	16	/* the least ring it runs with */
 #define FC_NET_TX_TIMEOUT	(5 * HZ)
 #define FC_NET_IRQS	(FC_IRQ_RX(FC_CH_IP) | FC_IRQ_TXDONE(FC_CH_IP) | FC_IRQ_ERROR(FC_CH_IP))
 
@@ -80,10 +81,10 @@ static struct fc_rx_slot *fc_net_slot(struct fc_net *net, u32 i)
 	return net->ring + (size_t)i * FC_RX_SLOT_SIZE;
 }
 
-/* the slot's words are little-endian, as the host's (fc-regs.h) */
-static u32 fc_slot_word(const unsigned int *w)
+/* the slot's words are in the card's byte order (fc-regs.h) */
+static u32 fc_slot_word(struct fc_net *net, const unsigned int *w)
 {
-	return le32_to_cpu((__force __le32)READ_ONCE(*w));
+	return fc_mem32(net->fc->big_endian, READ_ONCE(*w));
 }
 
 /* ---- addressing ------------------------------------------------------------ */
@@ -137,16 +138,16 @@ static void fc_net_learn(struct fc_net *net, u32 port, const u8 *source)
 static void fc_net_tx_start(struct fc_net *net, u32 port)
 {
 	if (net->reg_len != net->tx_len) {
-		writel(net->tx_len, net->page + FC_U_TX_LEN);
+		fc_writel(net->fc, net->tx_len, net->page + FC_U_TX_LEN);
 		net->reg_len = net->tx_len;
 	}
 	if (net->reg_dest != port) {
-		writel(port, net->page + FC_U_TX_DEST);
+		fc_writel(net->fc, port, net->page + FC_U_TX_DEST);
 		net->reg_dest = port;
 	}
 	net->tx_port = port;
 	net->tx_active = true;
-	writel(0, net->page + FC_U_TX_GO);
+	fc_writel(net->fc, 0, net->page + FC_U_TX_GO);
 }
 
 static netdev_tx_t fc_net_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -200,7 +201,7 @@ static void fc_net_tx_complete(struct fc_net *net, bool refused)
 		if (!net->tx_flood)
 			DEV_STATS_INC(dev, tx_errors);
 		netdev_dbg(dev, "send to port %u refused: FC_ERR %u\n", net->tx_port,
-			   readl(net->page + FC_U_TX_STATUS));
+			   fc_readl(net->fc, net->page + FC_U_TX_STATUS));
 	}
 	if (net->tx_flood && net->running)
 		next = fc_net_flood_port(net, net->tx_port + 1);
@@ -223,8 +224,8 @@ static void fc_net_tx_timeout(struct net_device *dev, unsigned int txqueue)
 
 	spin_lock_irqsave(&net->tx_lock, flags);
 	netdev_err(dev, "send to port %u timed out (FC_U_TX_BUSY %u, FC_U_TX_STATUS %u)\n",
-		   net->tx_port, readl(net->page + FC_U_TX_BUSY),
-		   readl(net->page + FC_U_TX_STATUS));
+		   net->tx_port, fc_readl(net->fc, net->page + FC_U_TX_BUSY),
+		   fc_readl(net->fc, net->page + FC_U_TX_STATUS));
 	net->tx_active = false;
 	DEV_STATS_INC(dev, tx_errors);
 	if (net->running)
@@ -236,13 +237,13 @@ static void fc_net_tx_timeout(struct net_device *dev, unsigned int txqueue)
 
 static bool fc_net_rx_ready(struct fc_net *net)
 {
-	return fc_slot_word(&fc_net_slot(net, net->rx_next)->flags) & FC_RXS_VALID;
+	return fc_slot_word(net, &fc_net_slot(net, net->rx_next)->flags) & FC_RXS_VALID;
 }
 
 static void fc_net_rx_one(struct fc_net *net, const struct fc_rx_slot *s, u32 flags)
 {
 	struct net_device *dev = net->dev;
-	u32 len = fc_slot_word(&s->len), src = fc_slot_word(&s->src);
+	u32 len = fc_slot_word(net, &s->len), src = fc_slot_word(net, &s->src);
 	u32 whole = FC_FCTL_FIRST | FC_FCTL_LAST;
 	struct sk_buff *skb;
 
@@ -277,7 +278,7 @@ static int fc_net_poll(struct napi_struct *napi, int budget)
 
 	while (done < budget && fc_net_rx_ready(net)) {
 		struct fc_rx_slot *s = fc_net_slot(net, net->rx_next);
-		u32 flags = fc_slot_word(&s->flags);
+		u32 flags = fc_slot_word(net, &s->flags);
 
 		dma_rmb();	/* the header and payload after FC_RXS_VALID */
 		fc_net_rx_one(net, s, flags);
@@ -287,7 +288,7 @@ static int fc_net_poll(struct napi_struct *napi, int budget)
 	}
 	/* the slots go back in one write (writel orders the flag clears before it) */
 	if (done)
-		writel(done, net->page + FC_U_RX_RELEASE);
+		fc_writel(net->fc, done, net->page + FC_U_RX_RELEASE);
 	if (done < budget && napi_complete_done(napi, done)) {
 		/*
 		 * Drop the RX cause raised while masked (the frames are read), unmask, and
@@ -343,7 +344,7 @@ static int fc_net_open(struct net_device *dev)
 	if (ret)
 		return ret;
 	/* the bounce buffer never moves: its address is written once */
-	writel(net->tx_dvma, net->page + FC_U_TX_ADDR);
+	fc_writel(net->fc, net->tx_dvma, net->page + FC_U_TX_ADDR);
 	spin_lock_irq(&net->tx_lock);
 	net->reg_len = net->reg_dest = U32_MAX;	/* unknown: written by the first send */
 	net->tx_active = false;
@@ -369,7 +370,7 @@ static int fc_net_stop(struct net_device *dev)
 	napi_disable(&net->napi);	/* no poll runs, none unmasks RX */
 	fc_irq_disable(fc, FC_NET_IRQS | FC_IRQ_LINK);
 	fc_chan_disable(fc, FC_CH_IP);	/* the adapter lets go of the ring and tx_buf */
-	synchronize_irq(pci_irq_vector(fc->pdev, 0));
+	synchronize_irq(fc->irq);
 	net->tx_active = false;
 	netif_carrier_off(dev);
 	return 0;
@@ -398,7 +399,7 @@ static const struct net_device_ops fc_net_ops = {
 
 static void fc_net_free_dma(struct fc_net *net)
 {
-	struct device *d = &net->fc->pdev->dev;
+	struct device *d = net->fc->dev;
 
 	fc_dvma_table_free(net->fc, &net->tbl);
 	if (net->tx_buf)
@@ -408,13 +409,34 @@ static void fc_net_free_dma(struct fc_net *net)
 				  net->ring_dma);
 }
 
+/*
+ * The ring, as large as FC_NET_RX_SLOTS and the DMA API allow: sparc32's gives at most
+ * 256 KiB of coherent memory in one piece (arch/sparc/mm/iommu.c, sbus_iommu_alloc).
+ */
+static void *fc_net_alloc_ring(struct fc_net *net)
+{
+	struct device *d = net->fc->dev;
+	void *ring;
+
+	for (net->rx_slots = FC_NET_RX_SLOTS; net->rx_slots >= FC_NET_MIN_SLOTS;
+	     net->rx_slots /= 2) {
+		ring = dma_alloc_coherent(d, (size_t)net->rx_slots * FC_RX_SLOT_SIZE,
+					  &net->ring_dma, GFP_KERNEL | __GFP_NOWARN);
+		if (ring) {
+			if (net->rx_slots != FC_NET_RX_SLOTS)
+				dev_info(d, "IP receive ring of %u slots (DMA memory is short)\n",
+					 net->rx_slots);
+			return ring;
+		}
+	}
+	return NULL;
+}
+
 static int fc_net_alloc_dma(struct fc_net *net)
 {
-	struct device *d = &net->fc->pdev->dev;
+	struct device *d = net->fc->dev;
 
-	net->rx_slots = FC_NET_RX_SLOTS;
-	net->ring = dma_alloc_coherent(d, (size_t)net->rx_slots * FC_RX_SLOT_SIZE,
-				       &net->ring_dma, GFP_KERNEL);
+	net->ring = fc_net_alloc_ring(net);
 	net->tx_buf = dma_alloc_coherent(d, PAGE_SIZE, &net->tx_dma, GFP_KERNEL);
 	if (!net->ring || !net->tx_buf ||
 	    fc_dvma_table_alloc(net->fc, &net->tbl, net->rx_slots + 1))
@@ -444,7 +466,7 @@ int fc_net_probe(struct fc_dev *fc)
 	if (ret)
 		goto err_free;
 
-	SET_NETDEV_DEV(dev, &fc->pdev->dev);
+	SET_NETDEV_DEV(dev, fc->dev);
 	dev->netdev_ops = &fc_net_ops;
 	dev->watchdog_timeo = FC_NET_TX_TIMEOUT;
 	dev->mtu = FC_NET_MTU;
@@ -453,7 +475,7 @@ int fc_net_probe(struct fc_dev *fc)
 		eth_hw_addr_set(dev, fc->mac);
 	} else {
 		eth_hw_addr_random(dev);
-		dev_warn(&fc->pdev->dev, "the adapter's MAC %pM is not valid: using %pM\n",
+		dev_warn(fc->dev, "the adapter's MAC %pM is not valid: using %pM\n",
 			 fc->mac, dev->dev_addr);
 	}
 	netif_napi_add(dev, &net->napi, fc_net_poll);

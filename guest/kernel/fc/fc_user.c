@@ -86,7 +86,7 @@ struct fc_user {
 
 static struct device *fc_user_dma_dev(struct fc_user *u)
 {
-	return &u->fc->pdev->dev;
+	return u->fc->dev;
 }
 
 /* ---- DMA memory -------------------------------------------------------------- */
@@ -196,7 +196,7 @@ static int fc_user_alloc_ring(struct fc_user *u)
 		slots /= 2;
 	}
 	if (slots != clamp_t(u32, user_rx_slots, 1, FC_RX_MAX_SLOTS))
-		dev_info(&u->fc->pdev->dev, "receive ring of %u slots (DMA memory is short)\n",
+		dev_info(u->fc->dev, "receive ring of %u slots (DMA memory is short)\n",
 			 slots);
 	u->ring = b;
 	u->rx_slots = slots;
@@ -335,7 +335,7 @@ static int fc_user_free_locked(struct fc_user *u, u64 dvma)
 	fc_ubuf_unmap(u, b);
 	/* no new send can reach it now; one started before may still be reading it */
 	if (fc_chan_wait_tx_done(u->fc, FC_CH_USER)) {
-		dev_warn(&u->fc->pdev->dev,
+		dev_warn(u->fc->dev,
 			 "a DMA send did not finish: the buffer at DVMA %#llx is freed at close\n",
 			 dvma);
 		list_add_tail(&b->node, &u->held);

@@ -12,7 +12,8 @@
  *   rmmod MODULE                    unload it
  *   hostname NAME                   set the host name
  *   usleep MICROSECONDS             sleep
- *   ip link set DEVICE up           bring an interface up (the loopback)
+ *   ip link set DEVICE up           bring an interface up
+ *   ip addr add A.B.C.D/N dev DEVICE  give it an IPv4 address and netmask
  *   busybox sh SCRIPT...            run klibc's shell, for the init script's
  *   busybox --install -s DIR        #!/bin/busybox line and first command (the
  *                                   image has its links already)
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -194,28 +196,68 @@ static int usleep_cmd(int argc, char **argv)
 	return 0;
 }
 
-static int ip(int argc, char **argv)
+/* One interface ioctl on an IPv4 datagram socket. */
+static int if_ioctl(const char *dev, int request, struct ifreq *ifr, const char *what)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), ret;
+
+	if (fd < 0)
+		return fail("ip: socket", dev);
+	strcpy(ifr->ifr_name, dev);
+	ret = ioctl(fd, request, ifr);
+	close(fd);
+	return ret ? fail(what, dev) : 0;
+}
+
+static int ip_link_up(const char *dev)
 {
 	struct ifreq ifr;
-	int fd;
 
-	if (argc != 5 || strcmp(argv[1], "link") || strcmp(argv[2], "set") ||
-	    strcmp(argv[4], "up") || strlen(argv[3]) >= IFNAMSIZ) {
-		fprintf(stderr, "usage: ip link set DEVICE up\n");
+	memset(&ifr, 0, sizeof(ifr));
+	if (if_ioctl(dev, SIOCGIFFLAGS, &ifr, "ip: get flags of"))
+		return 1;
+	ifr.ifr_flags |= IFF_UP;
+	return if_ioctl(dev, SIOCSIFFLAGS, &ifr, "ip: set flags of");
+}
+
+static void set_sin(struct ifreq *ifr, uint32_t addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(addr) };
+
+	memcpy(&ifr->ifr_addr, &sin, sizeof(sin));
+}
+
+static int ip_addr_add(const char *cidr, const char *dev)
+{
+	unsigned int a, b, c, d, prefix;
+	struct ifreq ifr;
+	uint32_t mask;
+
+	if (sscanf(cidr, "%u.%u.%u.%u/%u", &a, &b, &c, &d, &prefix) != 5 || a > 255 ||
+	    b > 255 || c > 255 || d > 255 || prefix > 32) {
+		fprintf(stderr, "ip: %s is not an IPv4 address A.B.C.D/N\n", cidr);
 		return 1;
 	}
 	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, argv[3]);
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return fail("ip: socket", argv[3]);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr))
-		return fail("ip: get flags of", argv[3]);
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr))
-		return fail("ip: set flags of", argv[3]);
-	close(fd);
-	return 0;
+	set_sin(&ifr, a << 24 | b << 16 | c << 8 | d);
+	if (if_ioctl(dev, SIOCSIFADDR, &ifr, "ip: set the address of"))
+		return 1;
+	mask = prefix ? ~0u << (32 - prefix) : 0;
+	memset(&ifr, 0, sizeof(ifr));
+	set_sin(&ifr, mask);
+	return if_ioctl(dev, SIOCSIFNETMASK, &ifr, "ip: set the netmask of");
+}
+
+static int ip(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "link") && !strcmp(argv[2], "set") &&
+	    !strcmp(argv[4], "up") && strlen(argv[3]) < IFNAMSIZ)
+		return ip_link_up(argv[3]);
+	if (argc == 6 && !strcmp(argv[1], "addr") && !strcmp(argv[2], "add") &&
+	    !strcmp(argv[4], "dev") && strlen(argv[5]) < IFNAMSIZ)
+		return ip_addr_add(argv[3], argv[5]);
+	fprintf(stderr, "usage: ip link set DEVICE up | ip addr add A.B.C.D/N dev DEVICE\n");
+	return 1;
 }
 
 static int busybox(int argc, char **argv)
