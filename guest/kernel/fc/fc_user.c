@@ -421,6 +421,9 @@ out:
 	return ret;
 }
 
+static_assert((u64)FC_DVMA_MAX_PAGES * FC_DVMA_PAGE <= FC_MMAP_DVMA,
+	      "a DVMA offset never reaches back to the register page");
+
 /* ---- mmap ----------------------------------------------------------------------------- */
 
 /* The register page is mapped as it is touched, and only while the adapter is there. */

@@ -37,7 +37,9 @@
 #include <linux/ioctl.h>
 
 #define FC_MMAP_REGS        0ull
-#define FC_MMAP_DVMA        (1ull << 32)    /* + DVMA address */
+/* + DVMA address; below 2^31, which a 32-bit process's mmap carries (klibc's casts the
+ * offset to 32 bits), above any DVMA address (FC_DVMA_MAX_PAGES pages: 16 MiB) */
+#define FC_MMAP_DVMA        (1ull << 28)
 
 struct fc_info {
 	__u32 node;          /* this port's id */

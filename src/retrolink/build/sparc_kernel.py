@@ -2,11 +2,13 @@
 
 Debian ships no sparc32 kernel: it is built from Debian's linux-source-6.1 (the x86
 guests' version) with Debian's sparc64 cross compiler, which builds 32-bit kernels
-(ARCH=sparc: -m32 -mcpu=v8, the kernel's own libgcc routines). The configuration is
-Linux's sparc32_defconfig with guest/sparc/kernel.config merged on top.
+(ARCH=sparc: -m32 -mcpu=v8, the kernel's own libgcc routines), with our patches
+(guest/sparc/patches/: fixes of sparc32 code our drivers use) applied. The configuration
+is Linux's sparc32_defconfig with guest/sparc/kernel.config merged on top.
 
-The unpacked source is kept per package version; the build directory is keyed on
-everything it is made from (the package version, the fragment, the compiler's version),
+The unpacked, patched source is kept per package version and patch set; the build
+directory is keyed on everything it is made from (the package version, the patches, the
+fragment, the compiler's version),
 so an edit of the fragment builds a new kernel and going back finds the old one.
 """
 import hashlib
@@ -23,6 +25,7 @@ SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 CROSS = "sparc64-linux-gnu-"
 FRAGMENT = paths.REPO / "guest" / "sparc" / "kernel.config"
+PATCHES = paths.REPO / "guest" / "sparc" / "patches"
 MAKE_ENV = {"ARCH": "sparc", "CROSS_COMPILE": CROSS}
 # the modules a node loads (guest/rootfs/init): fw_cfg, for its command
 MODULES = ["drivers/firmware/qemu_fw_cfg.ko"]
@@ -49,10 +52,21 @@ def compiler_version() -> str:
                           text=True).stdout.splitlines()[0]
 
 
+def patches() -> list[Path]:
+    return sorted(PATCHES.glob("*.patch"))
+
+
+def patches_key() -> str:
+    h = hashlib.sha256()
+    for p in patches():
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
+
+
 def build_key() -> str:
     h = hashlib.sha256()
-    for part in (package_version(SOURCE_PACKAGE), compiler_version(), FRAGMENT.read_bytes(),
-                 "\0".join(MODULES)):
+    for part in (package_version(SOURCE_PACKAGE), patches_key(), compiler_version(),
+                 FRAGMENT.read_bytes(), "\0".join(MODULES)):
         h.update(part.encode() if isinstance(part, str) else part)
         h.update(b"\0")
     return h.hexdigest()[:16]
@@ -63,16 +77,20 @@ def sparc_dir() -> Path:
 
 
 def unpack_source(log: Path) -> Path:
-    """Debian's tarball unpacked once per package version: its tree."""
+    """Debian's tarball unpacked and patched once per package version and patch set: its
+    tree."""
     version = package_version(SOURCE_PACKAGE)
-    root = sparc_dir() / f"linux-source-{version}"
+    root = sparc_dir() / f"linux-source-{version}-{patches_key()}"
     tree = root / "linux-source-6.1"
     if not (tree / "Makefile").exists():
-        with step(f"unpacking {SOURCE_PACKAGE} {version}"):
+        with step(f"unpacking {SOURCE_PACKAGE} {version} and applying guest/sparc/patches"):
             tmp = root.with_name(root.name + ".tmp")
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
             run_logged(["tar", "-xf", SOURCE_TARBALL, "-C", tmp], log)
+            for p in patches():
+                run_logged(["patch", "-p1", "--forward", "--batch", "-i", p], log,
+                           cwd=tmp / "linux-source-6.1")
             shutil.rmtree(root, ignore_errors=True)
             tmp.rename(root)
     return tree

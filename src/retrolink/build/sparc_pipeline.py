@@ -1,6 +1,6 @@
 """What a machine with SPARCstation 5 (sun4m) nodes needs besides the x86 build
 (docs/sparc.md): the cross toolchain's Debian packages, QEMU's sparc target, the sparc32
-kernel, our modules, its userland and initramfs, the SBus cards' FCode PROMs. Built only for such a machine, each step cached
+kernel, our modules, its userland and our programs, the initramfs, the SBus cards' FCode PROMs. Built only for such a machine, each step cached
 under the cache directory and keyed on its inputs, so the x86 build never waits for it."""
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +11,7 @@ from retrolink.build.jobs import Background
 from retrolink.build.lock import build_lock
 from retrolink.build.sparc_kernel import ensure_sparc_kernel
 from retrolink.build.sparc_modules import build_modules
+from retrolink.build.sparc_programs import build_programs
 from retrolink.build.sparc_userland import ensure_userland
 
 APT_LIST = paths.REPO / "deps" / "apt-sparc.txt"
@@ -33,7 +34,8 @@ def build_sparc(log: Path) -> SparcArtifacts:
             kernel = ensure_sparc_kernel(log)
             userland = ensure_userland(kernel, log)
             ours = build_modules(kernel, log)
-            initrd = sparc_initramfs.assemble(kernel, userland, ours,
+            programs = build_programs(kernel, userland, log)
+            initrd = sparc_initramfs.assemble(kernel, userland, ours, programs,
                                               paths.build_dir() / "sparc" / "initramfs.cpio")
             proms = fcode.build_proms(log)
             qemu = qemu_job.result()

@@ -35,6 +35,7 @@ KLIBC_PROGRAMS = {"sh": "dash/static/sh", **{n: f"utils/static/{n}" for n in (
 class SparcUserland:
     programs: dict        # name in /bin -> built file
     tools: Path           # rltools, linked in /bin under each of TOOL_NAMES
+    klibc: Path           # klibc's built tree, for our programs (sparc_programs.py)
 
 
 def build_key(kernel: SparcKernel) -> str:
@@ -51,18 +52,28 @@ def klibc_make_args(kernel: SparcKernel) -> list[str]:
             f"KLIBCOPTFLAGS={' '.join(CFLAGS)}"]
 
 
-def build_tools(tree: Path, kernel: SparcKernel, out: Path, log: Path) -> None:
-    """rltools, compiled and linked as klibc links its own static programs."""
+def klibc_cc_args(tree: Path, kernel: SparcKernel) -> list[str]:
+    """The compiler and its flags for a file of a static program against klibc."""
     inc = tree / "usr" / "include"
-    obj = out.with_suffix(".o")
-    run_logged([CROSS + "gcc", *CFLAGS, "-Wall", "-Werror", "-nostdinc", "-iwithprefix",
-                "include", f"-I{inc}/arch/sparc", f"-I{inc}/bits32", f"-I{inc}",
-                f"-I{kernel.headers}", "-D__KLIBC__=2", "-D__KLIBC_MINOR__=0",
-                "-D_BITSIZE=32", "-D__sparc32__", "-c", TOOLS, "-o", obj], log)
+    return [CROSS + "gcc", *CFLAGS, "-Wall", "-Werror", "-nostdinc", "-iwithprefix",
+            "include", f"-I{inc}/arch/sparc", f"-I{inc}/bits32", f"-I{inc}",
+            f"-I{kernel.headers}", "-D__KLIBC__=2", "-D__KLIBC_MINOR__=0",
+            "-D_BITSIZE=32", "-D__sparc32__"]
+
+
+def klibc_link(tree: Path, objects: list[Path], out: Path, log: Path) -> None:
+    """Link objects into a static program as klibc links its own, and strip it."""
     run_logged([CROSS + "ld", "-m", "elf32_sparc", "-static", "-o", out,
-                tree / "usr" / "klibc" / "arch" / "sparc" / "crt0.o", obj,
+                tree / "usr" / "klibc" / "arch" / "sparc" / "crt0.o", *objects,
                 tree / "usr" / "klibc" / "libc.a"], log)
     run_logged([CROSS + "strip", out], log)
+
+
+def build_tools(tree: Path, kernel: SparcKernel, out: Path, log: Path) -> None:
+    """rltools, compiled and linked as klibc links its own static programs."""
+    obj = out.with_suffix(".o")
+    run_logged([*klibc_cc_args(tree, kernel), "-c", TOOLS, "-o", obj], log)
+    klibc_link(tree, [obj], out, log)
 
 
 def ensure_userland(kernel: SparcKernel, log: Path) -> SparcUserland:
@@ -86,4 +97,4 @@ def ensure_userland(kernel: SparcKernel, log: Path) -> SparcUserland:
     missing = [str(p) for p in programs.values() if not p.is_file()]
     if missing:
         raise StepFailed(f"klibc built no {', '.join(missing)}; delete {root} to build it again")
-    return SparcUserland(programs=programs, tools=tools)
+    return SparcUserland(programs=programs, tools=tools, klibc=tree)
