@@ -76,8 +76,10 @@ static long reps_for(long size)
 static void report(int p, long size, long reps, double us)
 {
     double one_way = us / reps / 2;
-    printf("RESULT pingpong protocol=%s size=%ld reps=%ld latency_us=%.3f MBps=%.3f\n",
-           proto_name[p], size, reps, one_way, size / one_way);
+    char lat[CLI_FIXED3_LEN], rate[CLI_FIXED3_LEN];
+    printf("RESULT pingpong protocol=%s size=%ld reps=%ld latency_us=%s MBps=%s\n",
+           proto_name[p], size, reps, cli_fixed3(one_way, lat),
+           cli_fixed3(size / one_way, rate));
     fflush(stdout);
 }
 
@@ -450,8 +452,10 @@ static void bench_stream(int p, long size)
             die("FM stream: message %u of %ld bytes did not arrive as it was made "
                 "(protocol %s)", ack_bad, size, proto_name[p]);
         }
-        printf("RESULT stream protocol=%s size=%ld messages=%ld time_us=%.3f MBps=%.3f\n",
-               proto_name[p], size, msgs, us, size * msgs / us);
+        char time_us[CLI_FIXED3_LEN], rate[CLI_FIXED3_LEN];
+        printf("RESULT stream protocol=%s size=%ld messages=%ld time_us=%s MBps=%s\n",
+               proto_name[p], size, msgs, cli_fixed3(us, time_us),
+               cli_fixed3(size * msgs / us, rate));
         fflush(stdout);
     } else {
         fm_extract_until(NULL, &st_bytes, size * msgs, "stream");

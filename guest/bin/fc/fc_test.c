@@ -187,6 +187,10 @@ static void raw_sender(void)
 {
     unsigned char *buf = fcraw_alloc(raw, 300000), *plain = malloc(FC_PIO_MAX);
     int ok = buf && plain;
+    if (!ok) {
+        cli_result("raw_sends", 0, "buffers of 300000 and %d bytes: %s", FC_PIO_MAX,
+                   strerror(errno));
+    }
     for (int i = 0; ok && i < N_RAW_MSGS; i++) {
         unsigned len = raw_msgs[i].len;
         unsigned char *b = raw_msgs[i].dma ? buf : plain;

@@ -168,3 +168,16 @@ int cli_failures(void)
 {
     return failures;
 }
+
+const char *cli_fixed3(double v, char *buf)
+{
+    /* long, not long long: a 32-bit SPARC converts it in hardware (no libgcc call) */
+    long whole = (long)v, thousandths = (long)((v - whole) * 1000 + 0.5);
+
+    if (thousandths == 1000) {
+        whole++;
+        thousandths = 0;
+    }
+    snprintf(buf, CLI_FIXED3_LEN, "%ld.%03ld", whole, thousandths);
+    return buf;
+}

@@ -43,4 +43,11 @@ void cli_result(const char *name, int ok, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int cli_failures(void);
 
+/*
+ * v (>= 0) with three decimals, as printf's %.3f prints it, into buf (CLI_FIXED3_LEN):
+ * for programs also built against klibc, whose printf has no floating point.
+ */
+#define CLI_FIXED3_LEN 32
+const char *cli_fixed3(double v, char *buf);
+
 #endif

@@ -58,7 +58,7 @@ VARIANTS = {
     # with sun4m nodes (docs/sparc.md)
     "sparc": Variant("build-sparc", ("--target-list=sparc-softmmu",
                                      "--with-devices-sparc=retrolink"),
-                     "QEMU for sun4m", "43 min on a loaded 2-core host, docs/sparc.md",
+                     "QEMU for sun4m", "about 3 min on 2 cores, docs/sparc.md",
                      binary="qemu-system-sparc"),
 }
 

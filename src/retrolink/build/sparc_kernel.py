@@ -122,7 +122,7 @@ def ensure_sparc_kernel(log: Path) -> SparcKernel:
     image = build / "vmlinux.stripped"
     if not image.exists():
         jobs = str(os.cpu_count() or 2)
-        with step("building the sparc32 guest kernel (first time: over an hour on a loaded 2-core host, docs/sparc.md)"):
+        with step("building the sparc32 guest kernel (first time: about 5 min on 2 cores, docs/sparc.md)"):
             build.mkdir(parents=True, exist_ok=True)
             if not (build / ".config").exists():
                 configure(tree, build, log)
