@@ -42,7 +42,8 @@ def test_overlay_on_a_clean_tree(tmp_path):
     pin = qemu_build.load_pin()
     tree = tmp_path / "src"
     (tree / "hw").mkdir(parents=True)
-    (tree / "configs" / "devices" / "x86_64-softmmu").mkdir(parents=True)
+    for target in qemu_build.DEVICE_SETS:        # as in QEMU's tree
+        (tree / "configs" / "devices" / target).mkdir(parents=True)
     (tree / "include").mkdir()
     (tree / "hw" / "meson.build").write_text("subdir('core')\n")
     (tree / "hw" / "Kconfig").write_text("source core/Kconfig\n")
@@ -54,6 +55,8 @@ def test_overlay_on_a_clean_tree(tmp_path):
     assert (tree / "include" / "retrolink").resolve() == paths.INCLUDE
     mak = tree / "configs" / "devices" / "x86_64-softmmu" / "retrolink.mak"
     assert "CONFIG_Q35=y" in mak.read_text()
+    sparc = tree / "configs" / "devices" / "sparc-softmmu" / "retrolink.mak"
+    assert "CONFIG_RETROLINK_SBUS_BOARD=y" in sparc.read_text()
 
 
 def test_sha256_mismatch_is_refused(tmp_path, monkeypatch):

@@ -393,6 +393,10 @@ def test_sparc32_nodes_refuse_what_their_image_has_not_yet():
     from retrolink.model.machine import parse_overrides
     with pytest.raises(MachineError, match="a SPARCstation 5 holds at most 256 MiB"):
         load_machine("sparc-plain", parse_overrides(["cluster.memory_mib=512M"]))
-    with pytest.raises(MachineError, match=r"its nodes have no cluster.boot_modules yet"):
+    with pytest.raises(MachineError, match=r"its nodes have no cluster.boot_modules"):
         load_machine("sparc-plain", parse_overrides(['cluster.boot_modules=["brd"]']))
+    # a board without an SBus card: by name
+    with pytest.raises(MachineError, match=r"boards.clan \(the via board has no SBus card\)"):
+        load_machine("via", parse_overrides(['cluster.arch="sparc32"', "cluster.memory_mib=256M"]))
     assert load_machine("sparc-plain").cluster.arch == "sparc32"
+    assert load_machine("puma-iii-sbus").boards["fc"].SBUS_DEVICE == "retrolink-fc-sbus"
