@@ -76,6 +76,7 @@ static int rl_sun4m_plug_card(Object *obj, void *opaque)
     RlSbusBoard *card = (RlSbusBoard *)object_dynamic_cast(obj, TYPE_RL_SBUS_BOARD);
     uint32_t *taken = opaque;
     DeviceState *intctl;
+    qemu_irq irq;
 
     if (!card) {
         return 0;
@@ -89,8 +90,8 @@ static int rl_sun4m_plug_card(Object *obj, void *opaque)
     sysbus_mmio_map(SYS_BUS_DEVICE(card), 0,
                     RL_SUN4M_SBUS_BASE + card->slot * RL_SUN4M_SBUS_SLOT_SIZE);
     intctl = DEVICE(object_resolve_path_type("", "slavio_intctl", NULL));
-    sysbus_connect_irq(SYS_BUS_DEVICE(card), 0,
-                       qdev_get_gpio_in(intctl, RL_SUN4M_SBUS_IRQ(rl_sbus_board_level(card))));
+    irq = qdev_get_gpio_in(intctl, RL_SUN4M_SBUS_IRQ(rl_sbus_board_level(card)));
+    sysbus_connect_irq(SYS_BUS_DEVICE(card), 0, irq);
     return 0;
 }
 

@@ -22,7 +22,6 @@ class SparcArtifacts:
     qemu: Path
     kernel: Path
     initrd: Path
-    proms: dict           # the SBus cards' FCode PROM images, by name (fcode.py)
 
 
 def build_sparc(log: Path) -> SparcArtifacts:
@@ -37,9 +36,9 @@ def build_sparc(log: Path) -> SparcArtifacts:
             programs = build_programs(kernel, userland, log)
             initrd = sparc_initramfs.assemble(kernel, userland, ours, programs,
                                               paths.build_dir() / "sparc" / "initramfs.cpio")
-            proms = fcode.build_proms(log)
+            fcode.build_proms(log)      # where node_command finds them (fcode.prom_path)
             qemu = qemu_job.result()
         except BaseException:
             qemu_job.stop()
             raise
-    return SparcArtifacts(qemu=qemu, kernel=kernel.image, initrd=initrd, proms=proms)
+    return SparcArtifacts(qemu=qemu, kernel=kernel.image, initrd=initrd)
