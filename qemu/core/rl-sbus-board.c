@@ -52,8 +52,10 @@ static bool rl_sbus_board_load_prom(RlSbusBoard *s, Error **errp)
                    s->prom_file, size, RL_SBUS_PROM_SIZE);
         return false;
     }
-    if (!memory_region_init_rom(&s->prom, OBJECT(s), "retrolink-sbus-prom",
-                                RL_SBUS_PROM_SIZE, errp)) {
+    /* named by its slot: a RAM block's name is the machine's to keep unique, and a
+     * system-bus device has no bus path to tell two cards' apart */
+    g_autofree char *rom = g_strdup_printf("retrolink-sbus-prom.%u", s->slot);
+    if (!memory_region_init_rom(&s->prom, OBJECT(s), rom, RL_SBUS_PROM_SIZE, errp)) {
         return false;
     }
     if (load_image_mr(s->prom_file, &s->prom) < 0) {
@@ -61,6 +63,15 @@ static bool rl_sbus_board_load_prom(RlSbusBoard *s, Error **errp)
         return false;
     }
     return true;
+}
+
+/* Another card realized in this card's slot (object_child_foreach_recursive: nonzero). */
+static int rl_sbus_board_same_slot(Object *obj, void *opaque)
+{
+    RlSbusBoard *s = opaque;
+    RlSbusBoard *other = (RlSbusBoard *)object_dynamic_cast(obj, TYPE_RL_SBUS_BOARD);
+
+    return other && other != s && DEVICE(other)->realized && other->slot == s->slot;
 }
 
 /*
@@ -78,6 +89,12 @@ static void rl_sbus_board_realize(DeviceState *dev, Error **errp)
         return;
     }
     b->dma_as = &SUN4M_IOMMU(iommu)->iommu_as;
+    /* before the PROM: its RAM block is named by the slot */
+    if (object_child_foreach_recursive(object_get_root(), rl_sbus_board_same_slot, s)) {
+        error_setg(errp, "%s: slot %u is not a free SBus slot: another card has it (one "
+                   "card each)", b->info->name, s->slot);
+        return;
+    }
     if (!rl_sbus_board_load_prom(s, errp)) {
         return;
     }

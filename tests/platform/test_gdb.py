@@ -158,8 +158,8 @@ def test_the_script_places_the_kernel_and_modules_where_the_guest_says(tmp_path)
     assert gdb.split_dump(["@@gdb kernel 1", "@@gdb-end", "@@gdb output"]) == ["@@gdb output"]
     # --cold: the script is written when the node's command has printed the dump
     said = []
-    reader = gdb.DumpReader(tmp_path, 1, tmp_path / "n.sock", tmp_path / "vmlinuz-6.1.0-1-amd64",
-                            said.append)
+    target = gdb.target_for("x86_64", tmp_path / "vmlinuz-6.1.0-1-amd64")
+    reader = gdb.DumpReader(tmp_path, 1, tmp_path / "n.sock", target, said.append)
     reader(0, ["@@gdb-end"])
     reader(1, dump[:3])
     assert not said and not (tmp_path / "node1.gdb").exists()

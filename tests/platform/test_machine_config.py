@@ -399,4 +399,4 @@ def test_sparc32_nodes_refuse_what_their_image_has_not_yet():
     with pytest.raises(MachineError, match=r"boards.clan \(the via board has no SBus card\)"):
         load_machine("via", parse_overrides(['cluster.arch="sparc32"', "cluster.memory_mib=256M"]))
     assert load_machine("sparc-plain").cluster.arch == "sparc32"
-    assert load_machine("puma-iii-sbus").boards["fc"].SBUS_DEVICE == "retrolink-fc-sbus"
+    assert load_machine("puma-iii-ss5").boards["fc"].SBUS_DEVICE == "retrolink-fc-sbus"

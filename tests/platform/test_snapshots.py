@@ -148,6 +148,27 @@ def test_the_key_is_the_binaries_contents_wherever_they_are(tmp_path):
     assert key(a) != key(c)
 
 
+def test_a_file_a_device_loads_is_in_the_key_and_the_run_s_own_files_are_not(tmp_path):
+    """An SBus card's FCode PROM (`prom=FILE`) becomes the device tree the snapshot's
+    kernel holds: another PROM is another snapshot. The node's command file, read after
+    the barrier, is not in the key."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "node0-command.sh").write_text("true\n")
+    prom = tmp_path / "fc.fcode"
+
+    def key(prom_bytes: bytes, command: str) -> str:
+        prom.write_bytes(prom_bytes)
+        (run_dir / "node0-command.sh").write_text(command)
+        argv = ["qemu", "-device", f"retrolink-fc-sbus,slot=0,prom={prom},node=0",
+                "-fw_cfg", f"name=opt/retrolink/cmd,file={run_dir / 'node0-command.sh'}"]
+        named = snapshot.files_named([argv], [run_dir])
+        assert named == [prom]
+        return snapshot.snapshot_key(named, [argv], "nodes 1\n", [run_dir], [])
+    assert key(b"\xf1one", "true\n") == key(b"\xf1one", "false\n")
+    assert key(b"\xf1one", "true\n") != key(b"\xf1two", "true\n")
+
+
 def test_synthetic_stations_start_at_the_barrier_from_a_snapshot_as_in_a_cold_boot(
         artifacts, snapshots):
     # a traffic generator in the fabric, sending to node 0 from 1 us: long before the

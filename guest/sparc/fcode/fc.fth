@@ -18,7 +18,10 @@ my-address @FC_SBUS_CHAN_OFFSET@ + my-space encode-phys encode+
 @FC_CHAN_PAGES_SIZE@ encode-int encode+
 " reg" property
 
-\ one interrupt, at its SBus level
+\ one interrupt, at its SBus level; "intr" is that level as the sun4m's processor
+\ interrupt (0x30 | PIL, 0), which sparc32 Linux reads. A real card's FCode has OBP's
+\ `intr` word make both; OpenBIOS has not that word, and its tcx.fs writes both itself.
+@FC_SBUS_INTR@ encode-int 0 encode-int encode+ " intr" property
 @FC_SBUS_LEVEL@ encode-int " interrupts" property
 
 \ DVMA in SBus bursts of 1 to 32 bytes (bit n: 2^n bytes): our choice, a 20 MHz SBus

@@ -14,6 +14,7 @@
  *   usleep MICROSECONDS             sleep
  *   ip link set DEVICE up           bring an interface up
  *   ip addr add A.B.C.D/N dev DEVICE  give it an IPv4 address and netmask
+ *   ping [-c N] [-i S] [-s SIZE] [-W S] A.B.C.D  ICMP echo (ping.c)
  *   busybox sh SCRIPT...            run klibc's shell, for the init script's
  *   busybox --install -s DIR        #!/bin/busybox line and first command (the
  *                                   image has its links already)
@@ -34,12 +35,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rltools.h"
+
 extern long finit_module(int, const char *, int);
 extern long delete_module(const char *, unsigned int);
 
 #define OPTIONS_MAX 1024
 
-static int fail(const char *what, const char *arg)
+int fail(const char *what, const char *arg)
 {
 	fprintf(stderr, "%s %s: %s\n", what, arg, strerror(errno));
 	return 1;
@@ -285,6 +288,7 @@ static const struct {
 	{ "hostname", hostname },
 	{ "usleep", usleep_cmd },
 	{ "ip", ip },
+	{ "ping", ping_main },
 	{ "busybox", busybox },
 };
 
@@ -296,6 +300,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(name, commands[i].name))
 			return commands[i].main(argc, argv);
-	fprintf(stderr, "rltools: call me as devmem, modprobe, rmmod, hostname, usleep, ip or busybox\n");
+	fprintf(stderr, "rltools: call me as devmem, modprobe, rmmod, hostname, usleep, ip, ping or busybox\n");
 	return 1;
 }

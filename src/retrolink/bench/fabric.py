@@ -31,16 +31,21 @@ IDLE_S, WARMUP_S, BUSY_S = 60, 1, 2
 DEFAULT_NODES = [2, 4, 8]
 HELP = ("what the lock-step costs on --machine: host seconds per virtual second at each node "
         "count (--nodes, --rounds, --transport), idle and busy, against free-running nodes")
-# /proc/uptime in centiseconds, so that a stretch is its length to 10 ms
-_UPTIME_CS = "$(u=$(cut -d' ' -f1 /proc/uptime); echo ${u%.*}${u#*.})"
+# /proc/uptime in centiseconds, so that a stretch is its length to 10 ms. The
+# SPARCstation nodes' shell (klibc's, docs/sparc.md) has no cut: its own read instead.
+_UPTIME_CS = {"x86_64": "$(u=$(cut -d' ' -f1 /proc/uptime); echo ${u%.*}${u#*.})",
+              "sparc32": "$(read u rest < /proc/uptime; echo ${u%.*}${u#*.})"}
 _SPIN = ("e=$(({now}+{cs})); echo MARK {name}-start; "
          "while [ {now} -lt $e ]; do :; done; echo MARK {name}-end")
+# the machine without board or fabric whose nodes are those of the synchronised one
+_PLAIN = {"x86_64": "plain", "sparc32": "sparc-plain"}
 
 
-def _script(idle_s: int, busy_s: int) -> str:
+def _script(idle_s: int, busy_s: int, arch: str = "x86_64") -> str:
+    now = _UPTIME_CS[arch]
     parts = [f"echo MARK idle-start; sleep {idle_s}; echo MARK idle-end"] if idle_s else []
-    parts += [_SPIN.format(now=_UPTIME_CS, cs=WARMUP_S * 100, name="warmup"),
-              _SPIN.format(now=_UPTIME_CS, cs=busy_s * 100, name="busy")]
+    parts += [_SPIN.format(now=now, cs=WARMUP_S * 100, name="warmup"),
+              _SPIN.format(now=now, cs=busy_s * 100, name="busy")]
     return "; ".join(parts)
 
 
@@ -116,7 +121,8 @@ def _mean(xs: list) -> float | None:
 
 
 def free_running_twin(synced):
-    """The 'plain' machine (no board, no fabric) with the synchronised machine's node
+    """The 'plain' machine ('sparc-plain' for SPARCstations: no board, no fabric) with the
+    synchronised machine's node
     count, guest speed, memory, root file system and translation cache: the same guest instructions per virtual second, so
     that the ratio is the lock-step's cost alone (at plain's own 125 MIPS a 75 MIPS
     machine such as cenju-3 would look 125/75 cheaper)."""
@@ -126,7 +132,7 @@ def free_running_twin(synced):
             "cluster.cpu_mips": c.cpu_mips}
     if c.cpu_mips_per_node is not None:
         twin["cluster.cpu_mips_per_node"] = list(c.cpu_mips_per_node)
-    return load_machine("plain", twin)
+    return load_machine(_PLAIN[c.arch], twin)
 
 
 def measure(args, nodes: int, art, overrides: dict) -> dict:
@@ -137,11 +143,11 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
     busy, unsync, syncs, shares, live_run = [], [], [], [], []
     for r in range(1, rounds + 1):
         idle = IDLE_S if r == 1 else 0
-        s = _boot(synced, art, _script(idle, BUSY_S),
+        s = _boot(synced, art, _script(idle, BUSY_S, synced.cluster.arch),
                   f"{nodes} nodes, round {r} of {rounds}, synchronised: "
                   + (f"idle {IDLE_S} s, " if idle else "")
                   + f"warm-up {WARMUP_S} s, busy {BUSY_S} s", node_env)
-        f = _boot(free, art, _script(0, BUSY_S),
+        f = _boot(free, art, _script(0, BUSY_S, synced.cluster.arch),
                   f"{nodes} nodes, round {r} of {rounds}, free-running (no fabric): "
                   f"warm-up {WARMUP_S} s, busy {BUSY_S} s")
         if idle:
@@ -188,9 +194,10 @@ def table(name: str, transport: str, points: list[dict]) -> str:
 
 def bench_fabric(args, overrides: dict) -> dict:
     """Print the lock-step cost at each node count and return its figures (for --json)."""
-    from retrolink.build.pipeline import build_all
-    art = build_all()
-    name = load_machine(args.machine, overrides).cluster.name
+    from retrolink.build.pipeline import build_for
+    machine = load_machine(args.machine, overrides)
+    art = build_for(machine)        # a SPARCstation machine's own build (docs/sparc.md)
+    name = machine.cluster.name
     points = []
     for nodes in args.nodes:
         points.append(measure(args, nodes, art, overrides))

@@ -9,9 +9,10 @@ the large ones). Streaming
 (fc_bench --mode stream): node 0 sends a run of messages to node 1, preparing (filling)
 each buffer before it goes, and bandwidth = bytes / time; with zero-copy DMA the
 preparation and the DMA take turns, with the split send API the next buffer is prepared
-while the adapter reads the last. On the latency machine (SPARCstation 5): FM one-way
-latency (half the mean round trip) vs size for each FM send mode; `fm_latency_us` is FM
-as designed, with PIO sends.
+while the adapter reads the last. On the latency machine (SPARCstation 5s on QEMU's
+sun4m with the SBus card, sparc32 guests: docs/sparc.md): FM one-way latency (half the
+mean round trip) vs size for each FM send mode; `fm_latency_us` is FM as designed, with
+PIO sends.
 
 Four boots, as many at a time as there are cores, each on a core of its own
 (phase.run_at_once): streaming then TCP, ping-pong of PIO and split FM, ping-pong of raw
@@ -24,6 +25,7 @@ from functools import partial
 
 from retrolink import paths
 from retrolink.bench import harness, results
+from retrolink.build.pipeline import build_for
 from retrolink.bench.phase import run_at_once, run_measured
 from retrolink.bench.results import csv, find, machine_parameters, parse_results
 from retrolink.model.machine import Machine, load_machine
@@ -178,11 +180,13 @@ def run_puma3(overrides: dict, art: Artifacts, quick: bool) -> dict:
     d.setdefault("protocols", list(PROTOCOLS))
     bw_machine = load_machine(d["machines"]["bandwidth"], overrides)
     lat_machine = load_machine(d["machines"]["latency"], overrides)
+    # the latency machine's SPARCstations boot their own build (docs/sparc.md)
+    lat_art = art if lat_machine.cluster.arch == "x86_64" else build_for(lat_machine)
     # the longest first
     jobs = [partial(measure_stream_tcp, bw_machine, art, d)]
     jobs += [partial(measure_pingpong, bw_machine, art, d, group) for group in PINGPONG_BOOTS
              if set(group) & set(d["protocols"])]
-    jobs += [partial(measure_latency, lat_machine, art, d)]
+    jobs += [partial(measure_latency, lat_machine, lat_art, d)]
     (stream, tcp), *pingpong, lat = run_at_once(jobs)
     bw = {p: v for group in pingpong for p, v in group.items()}
     bw = {p: bw[p] for p in d["protocols"]} | {"tcp": {str(s): tcp[str(s)] for s in d["sizes"]}}

@@ -64,7 +64,8 @@ def load_definition(path, quick: bool) -> dict:
 
 def machine_parameters(m) -> dict:
     """What a result records of the machine it was measured on (a model.machine.Machine)."""
-    return {"machine": m.cluster.name, "nodes": m.cluster.nodes, "cpu_mips": m.cluster.cpu_mips,
+    return {"machine": m.cluster.name, "arch": m.cluster.arch, "nodes": m.cluster.nodes,
+            "cpu_mips": m.cluster.cpu_mips,
             "cpu_mips_per_node": m.cluster.cpu_mips_per_node,
             "boards": {k: b.model_dump() for k, b in m.boards.items()},
             "networks": {k: n.model_dump() for k, n in m.networks.items()}}

@@ -12,6 +12,23 @@ from retrolink.progress import StepFailed, run_logged
 
 SOURCES = paths.REPO / "guest" / "sparc" / "fcode"
 
+# The sun4m's processor interrupt level (PIL) of each SBus level (the SBus-to-PIL wiring
+# of its interrupt controller: QEMU's hw/intc/slavio_intctl.c intbit_to_level, Linux's
+# arch/sparc/kernel/sun4m_irq.c).
+SUN4M_SBUS_PIL = {1: 2, 2: 3, 3: 5, 4: 7, 5: 9, 6: 11, 7: 13}
+# The "intr" property's interrupt number of an SBus device: 0x30 (OBP's SBus class) | PIL,
+# what sparc32 Linux's sun4m_build_device_irq decodes.
+OBP_INT_LEVEL_SBUS = 0x30
+
+
+def sbus_intr(level: int) -> int:
+    """The first word of an SBus card's "intr" property for its SBus level. A real card's
+    FCode gets it from OBP's `intr` word, which OpenBIOS does not implement; QEMU's own
+    SBus framebuffers (OpenBIOS's drivers/tcx.fs) write the property themselves."""
+    if level not in SUN4M_SBUS_PIL:
+        raise StepFailed(f"SBus interrupt level {level}: an SBus card has levels 1 to 7")
+    return OBP_INT_LEVEL_SBUS | SUN4M_SBUS_PIL[level]
+
 
 def fc_values() -> dict[str, str]:
     """The PUMA-III card's values (regs/fc-regs.h), as its PROM source names them: numbers
@@ -20,6 +37,7 @@ def fc_values() -> dict[str, str]:
     numbers = {n: d[n] for n in ("FC_SBUS_CTRL_OFFSET", "FC_SBUS_CHAN_OFFSET", "FC_SBUS_LEVEL",
                                  "FC_CTRL_PAGE_SIZE")}
     numbers["FC_CHAN_PAGES_SIZE"] = d["FC_CHANNELS"] * d["FC_CHAN_PAGE_SIZE"]
+    numbers["FC_SBUS_INTR"] = sbus_intr(d["FC_SBUS_LEVEL"])
     return {**{n: f"{v:x}" for n, v in numbers.items()},
             "FC_SBUS_NAME": string_defines("regs/fc-regs.h")["FC_SBUS_NAME"]}
 

@@ -17,6 +17,7 @@ COMPAT = GUEST / "sparc" / "compat"
 PROGRAMS = {
     "fc_test": (["bin/fc/fc_test.c"], ["fc", "cli"]),
     "fc_bench": (["bin/fc/fc_bench.c"], ["fc", "cli"]),
+    "fc_driver_test": (["bin/fc/fc_driver_test.c"], ["cli"]),
 }
 
 
@@ -45,6 +46,7 @@ def build_programs(kernel: SparcKernel, userland: SparcUserland, log: Path) -> d
     if all(p.exists() for p in built.values()):
         return built
     includes = [f"-I{paths.INCLUDE.parent}", f"-I{GUEST / 'lib'}", f"-I{COMPAT}",
+                f"-I{userland.klibc / 'usr' / 'klibc' / 'stdio'}",     # for compat's setvbuf
                 "-include", "klibc-compat.h"]
     with step("building our sparc32 programs (klibc)"):
         (out / "obj").mkdir(parents=True, exist_ok=True)

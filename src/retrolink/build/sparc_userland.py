@@ -2,9 +2,8 @@
 
 klibc comes from Debian's source package (pinned in guest/sparc/klibc.toml), built
 statically for SPARC V8 with the sparc64 cross compiler (-m32 -mcpu=v8) against the
-sparc32 kernel's UAPI headers. Our rltools (guest/sparc/tools/rltools.c: the busybox
-commands the init script needs and klibc lacks, and a busybox shim for its first
-line) is compiled and linked against that klibc. The build is keyed on its
+sparc32 kernel's UAPI headers. Our rltools (guest/sparc/tools/: the busybox commands the
+init script needs and klibc lacks, ping, and a busybox shim for its first line) is compiled and linked against that klibc. The build is keyed on its
 inputs: the pin, our source, the compiler and the headers' kernel.
 """
 import hashlib
@@ -20,8 +19,9 @@ from retrolink.build.sparc_kernel import CROSS, SparcKernel, compiler_version, s
 from retrolink.progress import StepFailed, run_logged, step
 
 PIN_FILE = paths.REPO / "guest" / "sparc" / "klibc.toml"
-TOOLS = paths.REPO / "guest" / "sparc" / "tools" / "rltools.c"
-TOOL_NAMES = ("devmem", "modprobe", "rmmod", "hostname", "usleep", "ip", "busybox")
+TOOLS_DIR = paths.REPO / "guest" / "sparc" / "tools"
+TOOLS = sorted(TOOLS_DIR.glob("*.c"))      # rltools.c and its commands' files
+TOOL_NAMES = ("devmem", "modprobe", "rmmod", "hostname", "usleep", "ip", "ping", "busybox")
 # SPARC V8, the sun4m CPUs' instruction set, for klibc and our tools; klibc's own sparc
 # flags (its MCONFIG) plus -mcpu=v8: the cross compiler's 32-bit default is V8+
 CFLAGS = ["-Os", "-m32", "-mptr32", "-mcpu=v8"]
@@ -40,7 +40,8 @@ class SparcUserland:
 
 def build_key(kernel: SparcKernel) -> str:
     h = hashlib.sha256()
-    for part in (PIN_FILE.read_bytes(), TOOLS.read_bytes(), compiler_version().encode(),
+    sources = [f.read_bytes() for f in sorted(TOOLS_DIR.iterdir())]
+    for part in (PIN_FILE.read_bytes(), *sources, compiler_version().encode(),
                  kernel.release.encode(), " ".join(CFLAGS).encode()):
         h.update(part + b"\0")
     return h.hexdigest()[:16]
@@ -71,9 +72,11 @@ def klibc_link(tree: Path, objects: list[Path], out: Path, log: Path) -> None:
 
 def build_tools(tree: Path, kernel: SparcKernel, out: Path, log: Path) -> None:
     """rltools, compiled and linked as klibc links its own static programs."""
-    obj = out.with_suffix(".o")
-    run_logged([*klibc_cc_args(tree, kernel), "-c", TOOLS, "-o", obj], log)
-    klibc_link(tree, [obj], out, log)
+    objects = []
+    for source in TOOLS:
+        objects.append(out.parent / f"{source.stem}.o")
+        run_logged([*klibc_cc_args(tree, kernel), "-c", source, "-o", objects[-1]], log)
+    klibc_link(tree, objects, out, log)
 
 
 def ensure_userland(kernel: SparcKernel, log: Path) -> SparcUserland:

@@ -237,6 +237,7 @@ class Cluster:
                     self.art.initrd_for(self.machine.guest.packages)]
         if snapshot.cold() or not all(p.is_file() for p in binaries):
             return conf, argvs      # (a missing binary: QEMU's start says what is wrong)
+        binaries += snapshot.files_named(argvs, [self.dir, self.sockets])
         key = snapshot.snapshot_key(binaries, argvs,
                                     conf, [self.dir, self.sockets],
                                     [f.end_marker for f in self.files])

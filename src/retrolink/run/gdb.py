@@ -6,6 +6,9 @@ modules and, once fetched (`retrolink debug-symbols`), of the guest kernel
 The guest kernel places itself (KASLR) and its modules at boot, so the addresses come
 from the running node: its /proc/kallsyms `_text` and each of our modules'
 /sys/module/M/sections/*, printed by dump_script() once the node is up.
+
+A SPARCstation node (docs/sparc.md) is debugged with Debian's gdb-multiarch: its kernel
+is our build, with its symbols beside the image QEMU loads, and has no KASLR.
 """
 import re
 import subprocess
@@ -35,17 +38,43 @@ def qemu_args(sock: Path) -> list[str]:
     return ["-gdb", f"unix:{sock},server=on,wait=off"]
 
 
-def our_modules() -> dict[str, Path]:
-    """Our guest modules as built, with their debug info (guest/kernel/kbuild.sh)."""
-    return {p.stem: p for p in sorted((paths.build_dir() / "guest" / "kernel").glob("*.ko"))}
+def our_modules(arch: str = "x86_64") -> dict[str, Path]:
+    """Our guest modules as built for arch, with their debug info (guest/kernel/kbuild.sh;
+    the sparc32 ones: sparc_modules.py)."""
+    folder = (paths.build_dir() / "sparc" / "modules" if arch == "sparc32"
+              else paths.build_dir() / "guest" / "kernel")
+    return {p.stem: p for p in sorted(folder.glob("*.ko"))}
+
+
+@dataclass(frozen=True)
+class GdbTarget:
+    """What a node's gdb script is for: gdb's name of the CPU, the gdb that has it, our
+    modules, the kernel with its symbols, and whether the kernel moves itself (KASLR)."""
+    architecture: str
+    gdb: str
+    modules: dict
+    vmlinux: Path
+    kaslr: bool
+
+
+def target_for(arch: str, kernel: Path) -> GdbTarget:
+    """The gdb target of a node of arch (cluster.arch) booting kernel."""
+    if arch == "sparc32":
+        # sparc_kernel.py: QEMU loads vmlinux.stripped, the symbols are in vmlinux
+        return GdbTarget("sparc", "gdb-multiarch", our_modules(arch),
+                         kernel.with_name("vmlinux"), kaslr=False)
+    return GdbTarget("i386:x86-64", "gdb", our_modules(arch),
+                     debug_vmlinux(kernel_abi(kernel)), kaslr=True)
 
 
 def dump_script(modules) -> str:
     """One shell line (one line: what a shell echoes back of it is one line too) that
-    prints the kernel's `_text` and the section addresses of those of our modules the
-    node has loaded, then END."""
+    prints the kernel's `_text` (where the node has awk: a kernel without KASLR needs
+    none) and the section addresses of those of our modules the node has loaded, then
+    END."""
     names = " ".join(sorted(modules))
-    return (f"awk '$3 == \"_text\" {{ print \"{LINE}kernel \" $1; exit }}' /proc/kallsyms; "
+    return (f"command -v awk > /dev/null && "
+            f"awk '$3 == \"_text\" {{ print \"{LINE}kernel \" $1; exit }}' /proc/kallsyms; "
             f"for m in {names}; do for s in /sys/module/$m/sections/.*; do "
             f"[ -f \"$s\" ] && echo \"{LINE}section $m ${{s##*/}} $(cat \"$s\")\"; done; done; "
             f"echo {END}")
@@ -100,20 +129,26 @@ def _module_sections(ko: Path) -> set[str]:
 
 
 def script_text(sock: Path, layout: GuestLayout | None, modules: dict[str, Path],
-                vmlinux: Path) -> tuple[str, list[str]]:
+                vmlinux: Path, architecture: str = "i386:x86-64",
+                kaslr: bool = True) -> tuple[str, list[str]]:
     """The gdb script for one node, and notes for the user (symbols it lacks)."""
     notes = []
     lines = [f"# gdb -x THIS: node's gdbstub at {sock} (docs/debugging.md)",
              "set pagination off", "set confirm off",
-             # before any symbol file: gdb takes their addresses as 64-bit ones
-             "set architecture i386:x86-64"]
+             # before any symbol file: gdb takes their addresses as the CPU's
+             f"set architecture {architecture}"]
     if layout is None:
         notes.append("no symbols yet: the node's command prints where its kernel and "
                      "modules are when it starts")
     else:
-        if not vmlinux.is_file():
+        if not vmlinux.is_file() and not kaslr:
+            notes.append(f"no guest kernel symbols: {vmlinux} is missing (our kernel "
+                         "build keeps it beside the image)")
+        elif not vmlinux.is_file():
             notes.append("no guest kernel symbols: ./retrolink debug-symbols fetches "
                          "Debian's linux-image-<abi>-dbg (about 0.9 GB) once into the cache")
+        elif not kaslr:
+            lines.append(f"symbol-file {vmlinux}")
         elif layout.kernel_text is None:
             notes.append("no guest kernel symbols: the node printed no _text of /proc/kallsyms")
         else:
@@ -138,16 +173,17 @@ def script_text(sock: Path, layout: GuestLayout | None, modules: dict[str, Path]
 
 
 def write_script(run_dir: Path, node: int, sock: Path, layout: GuestLayout | None,
-                 kernel: Path) -> tuple[Path, list[str]]:
+                 target: GdbTarget) -> tuple[Path, list[str]]:
     """Write nodeN.gdb into the run directory; its path and the notes to print."""
-    text, notes = script_text(sock, layout, our_modules(), debug_vmlinux(kernel_abi(kernel)))
+    text, notes = script_text(sock, layout, target.modules, target.vmlinux,
+                              target.architecture, target.kaslr)
     path = run_dir / script_name(node)
     path.write_text(text)
     return path, notes
 
 
-def attach_hint(script: Path) -> str:
-    return f"gdb -x {script}"
+def attach_hint(script: Path, gdb: str = "gdb") -> str:
+    return f"{gdb} -x {script}"
 
 
 def attached(sock: Path) -> bool:
@@ -174,9 +210,9 @@ class DumpReader:
     """`run --gdb N`: takes node N's output lines as they are read, and once its dump is
     complete writes the gdb script with its symbols and says how to attach."""
 
-    def __init__(self, run_dir: Path, node: int, sock: Path, kernel: Path, say):
-        self.run_dir, self.node, self.sock, self.kernel, self.say = (run_dir, node, sock,
-                                                                      kernel, say)
+    def __init__(self, run_dir: Path, node: int, sock: Path, target: GdbTarget, say):
+        self.run_dir, self.node, self.sock, self.target, self.say = (run_dir, node, sock,
+                                                                      target, say)
         self.layout = GuestLayout()
         self.done = False
 
@@ -186,17 +222,17 @@ class DumpReader:
         for line in lines:
             if line.strip() == END:
                 self.done = True
-                announce(self.run_dir, self.node, self.sock, self.layout, self.kernel,
+                announce(self.run_dir, self.node, self.sock, self.layout, self.target,
                          self.say)
                 return
             self.layout.add(line)
 
 
 def announce(run_dir: Path, node: int, sock: Path, layout: GuestLayout | None,
-             kernel: Path, say) -> Path:
+             target: GdbTarget, say) -> Path:
     """Write node's gdb script and say how to attach with it."""
-    script, notes = write_script(run_dir, node, sock, layout, kernel)
-    say(f"node{node}: attach gdb with: {attach_hint(script)}")
+    script, notes = write_script(run_dir, node, sock, layout, target)
+    say(f"node{node}: attach gdb with: {attach_hint(script, target.gdb)}")
     for note in notes:
         say(f"  ({note})")
     return script

@@ -39,7 +39,8 @@ def up(machine: Machine, art: Artifacts, gdb_node: int | None = None) -> int:
     try:
         if gdb_node is not None:
             layout = guest_layout(gdb_node, str(run_dir))
-            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, layout, art.kernel, say)
+            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, layout,
+                         gdb.target_for(machine.cluster.arch, art.kernel), say)
         while all(p.poll() is None for p in cluster.nodes):
             time.sleep(0.5)
         dead = [n for n, p in enumerate(cluster.nodes) if p.poll() is not None]

@@ -25,6 +25,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
     if run_dir is None:
         run_dir = new_run_dir(run_name)
     layout = None
+    target = gdb.target_for(machine.cluster.arch, art.kernel)
     if gdb_node is not None and not snapshot.cold():
         layout = gdb_layout(machine, art, gdb_node, run_dir / "gdb-symbols")
     c = machine.cluster
@@ -35,17 +36,17 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
                       gdb_node=gdb_node)
     scripts = {n: commands.get(n, "true") for n in range(c.nodes)}
     if gdb_node is not None and layout is None:
-        scripts[gdb_node] = f"{gdb.dump_script(gdb.our_modules())}\n{scripts[gdb_node]}"
+        scripts[gdb_node] = f"{gdb.dump_script(target.modules)}\n{scripts[gdb_node]}"
     try:
         cluster.start(scripts)
         if gdb_node is not None:
             if layout is not None and cluster.restored_from is None:
                 say(f"node{gdb_node} does not start from the snapshot its symbols were "
                     "read from: their addresses may be wrong")
-            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, layout, art.kernel, say)
+            gdb.announce(run_dir, gdb_node, cluster.gdb_socket, layout, target, say)
             if layout is None:
                 cluster.on_lines = gdb.DumpReader(run_dir, gdb_node, cluster.gdb_socket,
-                                                  art.kernel, say)
+                                                  target, say)
         if announce and cluster.restored_from:
             say(f"starting from the snapshot {cluster.restored_from.name} (--cold: boot "
                 "from the kernel)")
@@ -70,8 +71,8 @@ def gdb_layout(machine: Machine, art: Artifacts, node: int, run_dir) -> gdb.Gues
     without --gdb."""
     say(f"reading where node{node}'s kernel and modules are (a short run from the snapshot)")
     run_dir.mkdir()
-    result = run_cluster(machine, art, {node: gdb.dump_script(gdb.our_modules())}, "",
-                         run_dir=run_dir)
+    modules = gdb.our_modules(machine.cluster.arch)
+    result = run_cluster(machine, art, {node: gdb.dump_script(modules)}, "", run_dir=run_dir)
     if not result.ok:
         raise StepFailed(f"node{node} did not say where its kernel and modules are: "
                          + "; ".join(result.problems))

@@ -82,6 +82,23 @@ def _without(argv: list[str], option: str) -> list[str]:
     return out
 
 
+def files_named(argvs: list[list[str]], run_paths: list[Path]) -> list[Path]:
+    """The regular files the nodes' QEMU arguments name as a property's value
+    (`prom=...`, `file=...`), outside the run's own folders: what a device loads at boot
+    (an SBus card's FCode PROM, which OpenBIOS turns into the device tree the kernel
+    keeps), whose contents shape the snapshot as the kernel's do. The run's files (the
+    node's command) are left out: they are read after the barrier."""
+    found: list[Path] = []
+    for argv in argvs:
+        for arg in argv:
+            for part in arg.split(","):
+                value = Path(part.split("=", 1)[1]) if "=" in part else None
+                if (value and value.is_absolute() and value.is_file() and value not in found
+                        and not any(value.is_relative_to(r) for r in run_paths)):
+                    found.append(value)
+    return found
+
+
 def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf: str,
                  run_paths: list[Path], end_markers: list[str]) -> str:
     """What shapes a snapshot, as one digest. Left out: the run's own paths (its

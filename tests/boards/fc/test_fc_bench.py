@@ -13,7 +13,7 @@ from retrolink.bench.results import find, parse_results
 KEYS = {"raw", "fm_zc_dma", "fm_pio", "fm_split", "tcp"}
 
 
-def test_quick_bench_reports_every_figure(artifacts, tmp_path):
+def test_quick_bench_reports_every_figure(artifacts, sparc, tmp_path):
     _, a = quick_bench("puma3", tmp_path, timeout=1200)
     assert set(a["bandwidth_MBps"]) == set(a["peak_MBps"]) == KEYS
     for key in KEYS:
@@ -29,6 +29,17 @@ def test_quick_bench_reports_every_figure(artifacts, tmp_path):
     assert max(a["peak_MBps"].values()) < 106.25
     assert a["parameters"]["bandwidth"]["machine"] == "puma-iii"
     assert a["parameters"]["latency"]["machine"] == "puma-iii-ss5"
+    assert a["parameters"]["latency"]["arch"] == "sparc32"     # the paper's SPARCstation 5s
+
+
+def test_the_latency_programs_print_the_same_bytes_twice_on_the_sparcstations(sparc):
+    """fc_bench's latency runs on the SPARCstation 5 nodes (sun4m, the SBus card), as the
+    benchmark runs them, shorter: two runs, the same bytes."""
+    d = puma3.load_definition(quick=True)
+    modes = [p for p in d["protocols"] if p.startswith("fm_")]
+    lines = same_output_twice(d["machines"]["latency"],
+                              puma3.same_on_both(puma3.fc_bench(d, modes, [16, 1024])), sparc)
+    assert sum("RESULT pingpong" in l for l in lines[0]) == 2 * len(modes)
 
 
 def test_the_bandwidth_programs_print_the_same_bytes_twice(artifacts):

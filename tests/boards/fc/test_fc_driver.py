@@ -35,6 +35,31 @@ bb_credit = 2
 """
 
 
+# fc_driver_test's cases, by what they show (test_fc_sbus_driver.py runs them too)
+UAPI_ERRORS = ("open_twice_ebusy", "reopen_after_close", "info", "info_bad_pointer_efault",
+               "unknown_ioctl_enotty", "alloc_zero_einval", "alloc_too_big_einval",
+               "alloc_8mib_enomem", "alloc_bad_pointer_efault", "free_unallocated_enoent",
+               "free_ring_einval", "dvma_space_fills_and_empties")
+MMAP_CASES = ("mmap_regs", "mprotect_exec_refused", "mmap_regs_two_pages_einval",
+              "mmap_exec_eperm", "mmap_private_einval", "mmap_between_einval", "mmap_ring",
+              "mmap_part_of_ring_einval", "mmap_unallocated_einval",
+              "mmap_beyond_buffer_einval", "mmap_inside_buffer_einval", "mmap_buffer",
+              "free_mapped_ebusy", "free_partly_mapped_ebusy", "free_after_munmap",
+              "free_twice_enoent")
+DMA_CASES = ("send_past_buffer_refused", "send_straddling_end_refused",
+             "send_unallocated_refused", "send_beyond_table_refused", "send_from_buffer",
+             "free_after_send", "send_from_freed_refused")
+FORK_CASES = ("madvise_dofork_refused", "fork_child_inherits_no_mapping",
+              "fork_child_info_eacces", "fork_child_alloc_eacces", "fork_child_free_eacces",
+              "fork_child_mmap_regs_eacces", "fork_child_mmap_ring_eacces",
+              "fork_child_exited", "fork_owner_still_works", "fork_owner_thread_may_call",
+              "fork_owner_frees_its_buffer", "fork_reopen_after_close",
+              "owner_killed_child_holds_ebusy", "orphan_child_info_eacces",
+              "open_after_orphan_closed", "orphan_child_exited")
+UNBIND_CASES = ("ioctl_after_unbind_enodev", "mmap_after_unbind_enodev",
+                "regs_sigbus_after_unbind", "dma_sigbus_after_unbind", "open_after_rebind")
+
+
 def run(tmp_path_factory, cmd: str, timeout: str = "400"):
     machine = tmp_path_factory.mktemp("fc-driver") / "fc-driver-test.toml"
     machine.write_text(MACHINE)
@@ -80,10 +105,7 @@ def test_user_device_errors_are_the_documented_ones(traffic_run):
     r = traffic_run
     passed, failed = passes(r, 0)
     assert not failed, r.stdout + r.stderr
-    for name in ("open_twice_ebusy", "reopen_after_close", "info", "info_bad_pointer_efault",
-                 "unknown_ioctl_enotty", "alloc_zero_einval", "alloc_too_big_einval",
-                 "alloc_8mib_enomem", "alloc_bad_pointer_efault", "free_unallocated_enoent",
-                 "free_ring_einval", "dvma_space_fills_and_empties"):
+    for name in UAPI_ERRORS:
         assert name in passed, (name, r.stdout)
 
 
@@ -91,12 +113,7 @@ def test_mmap_gives_only_what_was_allocated(traffic_run):
     r = traffic_run
     passed, failed = passes(r, 0)
     assert not failed, r.stdout + r.stderr
-    for name in ("mmap_regs", "mprotect_exec_refused", "mmap_regs_two_pages_einval",
-                 "mmap_exec_eperm", "mmap_private_einval", "mmap_between_einval",
-                 "mmap_ring", "mmap_part_of_ring_einval", "mmap_unallocated_einval",
-                 "mmap_beyond_buffer_einval", "mmap_inside_buffer_einval", "mmap_buffer",
-                 "free_mapped_ebusy", "free_partly_mapped_ebusy", "free_after_munmap",
-                 "free_twice_enoent"):
+    for name in MMAP_CASES:
         assert name in passed, (name, r.stdout)
 
 
@@ -106,9 +123,7 @@ def test_the_adapter_reaches_only_the_files_memory(traffic_run):
     r = traffic_run
     passed, failed = passes(r, 0)
     assert not failed, r.stdout + r.stderr
-    for name in ("send_past_buffer_refused", "send_straddling_end_refused",
-                 "send_unallocated_refused", "send_beyond_table_refused", "send_from_buffer",
-                 "free_after_send", "send_from_freed_refused"):
+    for name in DMA_CASES:
         assert name in passed, (name, r.stdout)
     passed1, failed1 = passes(r, 1)
     assert "receive_into_ring" in passed1 and not failed1, r.stdout
@@ -122,13 +137,7 @@ def test_the_channel_is_the_opening_process_s(traffic_run):
     r = traffic_run
     passed, failed = passes(r, 0)
     assert not failed, r.stdout + r.stderr
-    for name in ("madvise_dofork_refused", "fork_child_inherits_no_mapping",
-                 "fork_child_info_eacces", "fork_child_alloc_eacces", "fork_child_free_eacces",
-                 "fork_child_mmap_regs_eacces", "fork_child_mmap_ring_eacces",
-                 "fork_child_exited", "fork_owner_still_works", "fork_owner_thread_may_call",
-                 "fork_owner_frees_its_buffer", "fork_reopen_after_close",
-                 "owner_killed_child_holds_ebusy", "orphan_child_info_eacces",
-                 "open_after_orphan_closed", "orphan_child_exited"):
+    for name in FORK_CASES:
         assert name in passed, (name, r.stdout)
 
 
@@ -190,8 +199,7 @@ def test_unbind_with_the_device_mapped(removal_run):
     r = removal_run
     passed, failed = passes(r, 0)
     assert not failed, r.stdout + r.stderr
-    for name in ("ioctl_after_unbind_enodev", "mmap_after_unbind_enodev",
-                 "regs_sigbus_after_unbind", "dma_sigbus_after_unbind", "open_after_rebind"):
+    for name in UNBIND_CASES:
         assert name in passed, (name, r.stdout)
     assert "[node0] ping-after-rebind" in r.stdout, r.stdout
 

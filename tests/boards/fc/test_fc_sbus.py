@@ -1,7 +1,8 @@
 """qtest: the FC adapter's SBus card (retrolink-fc-sbus, qemu/fc/fc-sbus.c) on the
 SPARCstation 5 node's machine (retrolink-SS-5): the FCode PROM at offset 0 of its slot, its
 registers big-endian at the slot offsets fc-regs.h gives, DMA through the sun4m IOMMU, its
-interrupt at its SBus level of the interrupt controller, a snapshot. The same adapter as
+interrupt at its SBus level of the interrupt controller, a snapshot; a bad slot or PROM
+refused by name, two cards in two slots. The same adapter as
 the PCI card's tests drive (test_fc_registers.py), whose rig this one extends; the
 endianness tests run on both cards. docs/boards/fc.md, "The SBus card"."""
 import struct
@@ -13,6 +14,7 @@ from snapshots import save_completed, wait_loaded
 
 from retrolink import wire
 from retrolink.build.fcode import prom_path
+from retrolink.qtest.client import Qtest, QtestClosed
 from retrolink.qtest.fc_regs import R, irq_rx, parse_wire, pio_send, \
     wire_frame
 
@@ -191,3 +193,42 @@ def test_the_card_survives_a_snapshot(sparc, tmp_path):
         assert (length, tag) == (5, 2)
     finally:
         dst.close()
+
+
+def card(slot: int, node: int, prom) -> list[str]:
+    return ["-device", f"retrolink-fc-sbus,slot={slot},node={node},prom={prom}"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (lambda p, t: card(3, 0, p), "retrolink-fc-sbus: slot 3 is not a free SBus slot of the "
+                                 "SS-5 (0..2, one card each)"),
+    (lambda p, t: card(1, 0, p) + card(1, 1, p), "slot 1 is not a free SBus slot"),
+    (lambda p, t: ["-device", "retrolink-fc-sbus,slot=0"],
+     "retrolink-fc-sbus: prom (the card's FCode PROM image) is required"),
+    (lambda p, t: card(0, 0, t / "none.fcode"), "none.fcode: no such file, or not readable"),
+    (lambda p, t: card(0, 0, t / "empty.fcode"), "empty.fcode is 0 bytes, not 1..65536"),
+])
+def test_a_bad_slot_or_prom_is_refused_by_name(sparc, tmp_path, args, message):
+    (tmp_path / "empty.fcode").write_bytes(b"")
+    log = tmp_path / "qemu.log"
+    with pytest.raises(QtestClosed):
+        # a slot is checked once the machine is made, after QEMU has connected
+        q = Qtest(sparc.qemu, args(prom_path("fc"), tmp_path), log, machine="retrolink-SS-5")
+        q.memread(SBUS_SLOT0, 4)
+    assert message in log.read_text(), log.read_text()
+
+
+def test_two_cards_in_two_slots_each_show_their_prom(sparc, tmp_path):
+    """Each card is mapped at its own slot's base with its own PROM (its RAM block named
+    by the slot: two cards' names once clashed and QEMU aborted)."""
+    prom = prom_path("fc")
+    q = Qtest(sparc.qemu, card(0, 0, prom) + card(2, 1, prom), tmp_path / "qemu.log",
+              machine="retrolink-SS-5")
+    try:
+        image = prom.read_bytes()
+        for slot in (0, 2):
+            assert q.memread(SBUS_SLOT0 + slot * 0x10000000, len(image)) == image
+        # the empty slot between answers nothing
+        assert q.memread(SBUS_SLOT0 + 0x10000000, 4) != image[:4]
+    finally:
+        q.close()

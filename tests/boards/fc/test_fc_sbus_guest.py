@@ -1,4 +1,4 @@
-"""In the guest, on machines/puma-iii-sbus.toml: SPARCstation 5 nodes (sparc32 Linux on
+"""In the guest, on machines/puma-iii-ss5.toml: SPARCstation 5 nodes (sparc32 Linux on
 QEMU's sun4m) with the FC adapter as an SBus card. The driver binds the node OpenBIOS made
 from the card's FCode PROM, IP over FC comes up, the raw protocol and Fast Messages pass
 the cases they pass on the PCs (fc_test, the same source cross-built against klibc: the
@@ -9,7 +9,7 @@ import pytest
 from helpers import run_retrolink
 from test_fc_guest import GROUPS, check_group, check_passed_on_both, run_fc_test
 
-MACHINE = "puma-iii-sbus"
+MACHINE = "puma-iii-ss5"
 
 
 @pytest.fixture(scope="module")
