@@ -4,7 +4,7 @@ from the card's FCode PROM, IP over FC comes up, the raw protocol and Fast Messa
 the cases they pass on the PCs (fc_test, the same source cross-built against klibc: the
 groups of test_fc_guest.py: the sparc32 kernel's coherent DMA memory allocated, mapped
 and freed right, guest/sparc/patches). docs/sparc.md, "The SBus card"; the driver's
-unload is not tested here (docs/sparc.md, "Limits")."""
+own tests, its unload among them: test_fc_sbus_driver.py."""
 import pytest
 from helpers import run_retrolink
 from test_fc_guest import GROUPS, check_group, check_passed_on_both, run_fc_test
