@@ -70,23 +70,25 @@ static void rl_sun4m_fw_cfg_view(MachineState *machine)
     }
 }
 
-/* One SBus card given with -device: map it in its slot, wire its interrupt. */
+/*
+ * One SBus card given with -device: map it in its slot, wire its interrupt. A slot
+ * another card has is refused by the card's realize (rl-sbus-board.c); the machine
+ * checks that the slot is one of its own.
+ */
 static int rl_sun4m_plug_card(Object *obj, void *opaque)
 {
     RlSbusBoard *card = (RlSbusBoard *)object_dynamic_cast(obj, TYPE_RL_SBUS_BOARD);
-    uint32_t *taken = opaque;
     DeviceState *intctl;
     qemu_irq irq;
 
     if (!card) {
         return 0;
     }
-    if (card->slot >= RL_SUN4M_SBUS_CARD_SLOTS || (*taken >> card->slot & 1)) {
+    if (card->slot >= RL_SUN4M_SBUS_CARD_SLOTS) {
         error_report("%s: slot %u is not a free SBus slot of the SS-5 (0..%d, one card "
                      "each)", card->rl.info->name, card->slot, RL_SUN4M_SBUS_CARD_SLOTS - 1);
         exit(1);
     }
-    *taken |= 1u << card->slot;
     sysbus_mmio_map(SYS_BUS_DEVICE(card), 0,
                     RL_SUN4M_SBUS_BASE + card->slot * RL_SUN4M_SBUS_SLOT_SIZE);
     intctl = DEVICE(object_resolve_path_type("", "slavio_intctl", NULL));
@@ -97,9 +99,7 @@ static int rl_sun4m_plug_card(Object *obj, void *opaque)
 
 static void rl_sun4m_machine_done(Notifier *notifier, void *data)
 {
-    uint32_t taken = 0;
-
-    object_child_foreach_recursive(object_get_root(), rl_sun4m_plug_card, &taken);
+    object_child_foreach_recursive(object_get_root(), rl_sun4m_plug_card, NULL);
 }
 
 static Notifier rl_sun4m_machine_done_notifier = {

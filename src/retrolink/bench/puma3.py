@@ -25,9 +25,9 @@ from functools import partial
 
 from retrolink import paths
 from retrolink.bench import harness, results
-from retrolink.build.pipeline import build_for
 from retrolink.bench.phase import run_at_once, run_measured
 from retrolink.bench.results import csv, find, machine_parameters, parse_results
+from retrolink.build.pipeline import build_for
 from retrolink.model.machine import Machine, load_machine
 from retrolink.progress import StepFailed
 from retrolink.run.node_command import Artifacts

@@ -3,8 +3,9 @@
 klibc comes from Debian's source package (pinned in guest/sparc/klibc.toml), built
 statically for SPARC V8 with the sparc64 cross compiler (-m32 -mcpu=v8) against the
 sparc32 kernel's UAPI headers. Our rltools (guest/sparc/tools/: the busybox commands the
-init script needs and klibc lacks, ping, and a busybox shim for its first line) is compiled and linked against that klibc. The build is keyed on its
-inputs: the pin, our source, the compiler and the headers' kernel.
+init script needs and klibc lacks, ping, and a busybox shim for its first line) is
+compiled and linked against that klibc. The build is keyed on its inputs: the pin, our
+sources, the compiler and the headers' kernel.
 """
 import hashlib
 import os

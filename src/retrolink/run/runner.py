@@ -25,7 +25,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
     if run_dir is None:
         run_dir = new_run_dir(run_name)
     layout = None
-    target = gdb.target_for(machine.cluster.arch, art.kernel)
+    target = gdb.target_for(machine.cluster.arch, art.kernel) if gdb_node is not None else None
     if gdb_node is not None and not snapshot.cold():
         layout = gdb_layout(machine, art, gdb_node, run_dir / "gdb-symbols")
     c = machine.cluster
