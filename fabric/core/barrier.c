@@ -55,6 +55,19 @@ static void release(struct fabric *f)
     }
 }
 
+void barrier_release_if_held(struct fabric *f)
+{
+    if (!f->barrier.on || f->barrier.released) {
+        return;
+    }
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        if (vm_node(&f->nodes[k]) && !f->nodes[k].held) {
+            return;
+        }
+    }
+    release(f);
+}
+
 const char *barrier_message(struct fabric *f, struct node *n, const struct rl_barrier *m)
 {
     struct barrier *b = &f->barrier;
@@ -72,12 +85,7 @@ const char *barrier_message(struct fabric *f, struct node *n, const struct rl_ba
         n->promise = NEVER;      /* it stands still until every node is held */
         n->waiting = false;
         n->last_sync_wall = wall_now();
-        for (uint32_t k = 0; k < f->nnodes; k++) {
-            if (vm_node(&f->nodes[k]) && !f->nodes[k].held) {
-                return NULL;
-            }
-        }
-        release(f);
+        barrier_release_if_held(f);
         return NULL;
     }
     /* RL_BARRIER_STOPPED: at the barrier's time, stopped for a snapshot */

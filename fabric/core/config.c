@@ -86,9 +86,17 @@ static void node_line(struct node *nd, char **tok, int n, char *err, size_t errl
         }
         nd->granularity = g;
     }
+    if ((s = kv_get(keys, vals, n, "shard", used))) {
+        if (parse_u64(s, &g) || g >= RL_MAX_NODES) {
+            snprintf(err, errlen, "node %u: shard must be 0..%d", nd->id, RL_MAX_NODES - 1);
+            return;
+        }
+        nd->shard = g;
+    }
     for (int i = 0; i < n; i++) {
         if (!used[i]) {
-            snprintf(err, errlen, "node %u: unknown key '%s' (known: name, granularity_ns)",
+            snprintf(err, errlen, "node %u: unknown key '%s' (known: name, granularity_ns, "
+                     "shard)",
                      nd->id, keys[i]);
             return;
         }
@@ -294,6 +302,33 @@ static void networks_check(struct fabric *f, char *err, size_t errlen)
     }
 }
 
+/* Every VM node in a shard the configuration has, and every shard serving one. */
+static void shards_check(struct fabric *f, char *err, size_t errlen)
+{
+    uint32_t shards = f->shards ? f->shards : 1;
+    uint32_t *served = xcalloc(shards, sizeof(*served));
+
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        const struct node *n = &f->nodes[k];
+        if (n->kind != NODE_VM) {
+            continue;
+        }
+        if (n->shard >= shards) {
+            snprintf(err, errlen, "node %u is in shard %u, but there are %u shard(s) "
+                     "(shards N)", k, n->shard, shards);
+            break;
+        }
+        served[n->shard]++;
+    }
+    for (uint32_t s = 0; s < shards && !err[0]; s++) {
+        if (!served[s]) {
+            snprintf(err, errlen, "shard %u serves no VM node: give each shard at least one "
+                     "(node K shard=%u), or use fewer shards", s, s);
+        }
+    }
+    free(served);
+}
+
 int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
 {
     FILE *in = fopen(path, "r");
@@ -389,6 +424,11 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
             snprintf(f->barrier.save_path, sizeof(f->barrier.save_path), "%s", tok[1]);
         } else if (!strcmp(tok[0], "restore_state") && n == 2) {
             snprintf(f->barrier.restore_path, sizeof(f->barrier.restore_path), "%s", tok[1]);
+        } else if (!strcmp(tok[0], "shards") && n == 2) {
+            if (parse_u64(tok[1], &v) || v < 1 || v > RL_MAX_NODES) {
+                snprintf(msg, sizeof(msg), "shards: expected 1..%d", RL_MAX_NODES);
+            }
+            f->shards = v;
         } else if (!strcmp(tok[0], "stall_report_s") && n == 2) {
             if (parse_u64(tok[1], &f->stall_report_s) || f->stall_report_s > 86400) {
                 snprintf(msg, sizeof(msg), "stall_report_s: expected whole seconds, 0..86400");
@@ -418,7 +458,10 @@ int config_load(struct fabric *f, const char *path, char *err, size_t errlen)
         return -1;
     }
     msg[0] = 0;
-    networks_check(f, msg, sizeof(msg));
+    shards_check(f, msg, sizeof(msg));
+    if (!msg[0]) {
+        networks_check(f, msg, sizeof(msg));
+    }
     if (msg[0]) {
         snprintf(err, errlen, "%s: %s", path, msg);
         return -1;

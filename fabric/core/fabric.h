@@ -107,6 +107,10 @@ struct node {
     uint32_t syn_net, syn_dst, syn_size;
     uint64_t syn_interval, syn_next, syn_left;
     bool syn_deferred;       /* not started: the cluster has yet to pass its boot barrier */
+    /* shards (shard.c): the shard that serves it; remote: a VM node another shard
+     * serves, its clock what that shard last said */
+    uint32_t shard;
+    bool remote;
 };
 
 struct fabric;
@@ -227,12 +231,15 @@ struct fabric {
     char lockstep_path[4096 + 16];
     bool stalled;             /* a stall has been reported and goes on */
     struct barrier barrier;
+    uint32_t shards;          /* the configuration's; 0 or 1: no shards */
+    struct shard *shard;      /* this process's part, NULL without shards (shard.c) */
 };
 
 /* log.c: a line on stderr, prefixed "fabric: "; fatal errors (docs/fabric.md,
  * "Exit status"): the reason as the last line, the socket removed, exit */
 enum { EXIT_NORMAL = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 void fabric_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fabric_log_prefix(uint32_t shard, const char *host);   /* "fabric shard N (host): " */
 void fabric_owns(const char *path);    /* remove this file at a fatal error */
 _Noreturn void fabric_fatal(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -260,6 +267,12 @@ uint64_t pa_min(const struct pending_arrivals *p);
 
 /* main.c: a message to a node (it is cut off if the socket fails) */
 void fabric_send(struct fabric *f, struct node *n, const void *msg, size_t len);
+/* main.c: a frame from node n is ready at its interface (FRAME, or another shard's) */
+void fabric_inject(struct fabric *f, struct node *n, uint32_t net, uint32_t dst_node,
+                   uint32_t len, uint32_t flags, uint64_t seq, uint64_t ready,
+                   const uint8_t *data);
+/* main.c: another shard's node left (its shard said so) */
+void fabric_node_left(struct fabric *f, struct node *n);
 /* main.c: queue the synthetic nodes' first frames, none before the boot barrier's time */
 void synthetic_start(struct fabric *f);
 
@@ -267,6 +280,7 @@ void synthetic_start(struct fabric *f);
 const char *barrier_message(struct fabric *f, struct node *n, const struct rl_barrier *m);
 const char *barrier_refuses_frame(struct fabric *f, struct node *n);
 void barrier_check(struct fabric *f);      /* every node at its time: done (and saved) */
+void barrier_release_if_held(struct fabric *f);   /* every node held: release them */
 uint64_t barrier_cap(const struct fabric *f, uint64_t grant);
 
 /* state.c: the fabric's own state at the barrier (docs/snapshots.md) */

@@ -4,6 +4,7 @@
  * exit status ("Exit status"). Running out of memory is one of them.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,9 +12,17 @@
 
 static const char *owned[2];   /* the socket and the lock-step file: removed at a fatal error */
 
+static char prefix[96] = "fabric: ";
+
+void fabric_log_prefix(uint32_t shard, const char *host)
+{
+    snprintf(prefix, sizeof(prefix), "fabric shard %u%s%s%s: ", shard, host[0] ? " (" : "",
+             host, host[0] ? ")" : "");
+}
+
 static void vlog(const char *fmt, va_list ap)
 {
-    fputs("fabric: ", stderr);
+    fputs(prefix, stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "fabric.h"
 #include "proto.h"
+#include "shard.h"
 #include "stats.h"
 
 #define MAX_PENDING 64
@@ -28,6 +29,7 @@ static uint8_t msgbuf[MSG_MAX + 1];
 
 
 static void node_gone(struct fabric *f, struct node *n, const char *why);
+static bool all_vm_nodes_gone(struct fabric *f);
 static void handle_attach(struct fabric *f, struct node *n);
 
 void fabric_send(struct fabric *f, struct node *n, const void *msg, size_t len)
@@ -129,12 +131,17 @@ static void deliver(struct network *net, struct frame *fr, uint64_t arrival, boo
         frame_done(f, fr);
         return;
     }
-    if (!d->alive) {
+    /* another shard's node already past the arrival had it from its own shard (which
+     * processed it first), even if it has left since; that shard's promises count
+     * what it did about it */
+    bool reached = d->remote && arrival < d->t;
+    if (!d->alive && !reached) {
         fabric_drop(net, fr, DROP_DEST_DOWN);
         return;
     }
-    if (arrival < d->t) {
-        /* only if a node woke from outside the model (interactive use) */
+    if (arrival < d->t && !d->remote) {
+        /* only if a node woke from outside the model (interactive use); another
+         * shard's node is its shard's to count */
         f->causality_violations++;
         arrival = d->grant;
     }
@@ -149,9 +156,11 @@ static void deliver(struct network *net, struct frame *fr, uint64_t arrival, boo
     m->seq = f->deliver_seq++;
     m->net = net->id;
     memcpy(msgbuf + sizeof(*m), fr->data, fr->len);
-    pa_push(notice && net->topo->notices_hold ? &d->holding_notices : &d->arrivals, arrival,
-            src);
-    f->nodes[src].ahead++;
+    if (!reached) {
+        pa_push(notice && net->topo->notices_hold ? &d->holding_notices : &d->arrivals,
+                arrival, src);
+        f->nodes[src].ahead++;
+    }
     d->frames_received += !notice;
     d->bytes_received += fr->len;
     frame_done(f, fr);
@@ -341,27 +350,43 @@ static void handle_frame(struct fabric *f, struct node *n, size_t len)
          * time near the limit: the latencies still to add must not wrap */
         ready = min64(floor, TIME_LIMIT - 1);
     }
-    struct network *net = &f->nets[m->net];
+    (void)len;
+    fabric_inject(f, n, m->net, m->dst, m->len, m->flags, m->seq, ready,
+                  msgbuf + sizeof(*m));
+}
+
+void fabric_inject(struct fabric *f, struct node *n, uint32_t netid, uint32_t dst_node,
+                   uint32_t len, uint32_t flags, uint64_t seq, uint64_t ready,
+                   const uint8_t *data)
+{
+    struct network *net = &f->nets[netid];
     struct frame *fr = xcalloc(1, sizeof(*fr));
     fr->net = net;
     fr->src = net->node_station[n->id];
-    fr->dst_node = m->dst;
-    fr->dst = m->dst == RL_NODE_BROADCAST ? RL_NODE_BROADCAST
-              : m->dst < f->nnodes ? net->node_station[m->dst] : STATION_NONE;
-    fr->len = m->len;
-    fr->flags = m->flags;
-    fr->sender_seq = m->seq;
+    fr->dst_node = dst_node;
+    fr->dst = dst_node == RL_NODE_BROADCAST ? RL_NODE_BROADCAST
+              : dst_node < f->nnodes ? net->node_station[dst_node] : STATION_NONE;
+    fr->len = len;
+    fr->flags = flags;
+    fr->sender_seq = seq;
     fr->ready = ready;
-    fr->data = xmalloc(m->len ? m->len : 1);
-    memcpy(fr->data, msgbuf + sizeof(*m), m->len);
+    fr->data = xmalloc(len ? len : 1);
+    memcpy(fr->data, data, len);
     n->frames_sent++;
-    n->bytes_sent += m->len;
+    n->bytes_sent += len;
     n->held_frames++;
-    n->held_bytes += m->len;
-    (void)len;
-    struct event ev = { .time = ready, .kind = EV_INJECT, .node = n->id, .seq = m->seq,
+    n->held_bytes += len;
+    if (!n->remote) {
+        shard_sent(f, fr);
+    }
+    struct event ev = { .time = ready, .kind = EV_INJECT, .node = n->id, .seq = seq,
                         .net = net, .ptr = fr };
     eq_push(&f->queue, &ev);
+}
+
+void fabric_node_left(struct fabric *f, struct node *n)
+{
+    node_gone(f, n, NULL);
 }
 
 /* A node's clock is between its last report and its grant (which it may pass by
@@ -588,6 +613,36 @@ static void advance(struct fabric *f)
     }
 }
 
+/*
+ * Shards: none of this shard's nodes can go further before the others say more
+ * (each is gone, held at the boot barrier, or at the grant the rule gives it now),
+ * or this shard was asked to stop: time to exchange (shard.c).
+ */
+static bool shard_blocked(struct fabric *f)
+{
+    if (stop_requested) {
+        return true;
+    }
+    for (uint32_t k = 0; k < f->nnodes; k++) {
+        struct node *n = &f->nodes[k];
+        if (n->kind == NODE_VM && !n->remote && n->alive && !n->held &&
+            barrier_cap(f, node_grant(n, f->a[k])) > n->t) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The run goes on: some VM node is still there (with shards: every shard agrees, at an
+ * exchange), and nobody asked it to stop. */
+static bool running(struct fabric *f)
+{
+    if (f->shard) {
+        return f->started ? !f->shard->done : !stop_requested;
+    }
+    return !stop_requested && !(f->started && all_vm_nodes_gone(f));
+}
+
 /* With less lookahead than one instruction, no node could ever advance: refuse it,
  * at start (from the nodes' HELLOs) and in --check (from the configuration). */
 static void check_lookahead(struct fabric *f)
@@ -653,7 +708,7 @@ static void start_cluster(struct fabric *f)
 static bool all_vm_nodes_ready(struct fabric *f)
 {
     for (uint32_t k = 0; k < f->nnodes; k++) {
-        if (f->nodes[k].kind == NODE_VM && !f->nodes[k].ready) {
+        if (f->nodes[k].kind == NODE_VM && !f->nodes[k].remote && !f->nodes[k].ready) {
             return false;
         }
     }
@@ -696,6 +751,9 @@ static void node_ready(struct fabric *f, struct node *n)
     }
     n->ready = true;
     if (all_vm_nodes_ready(f)) {
+        if (f->shard) {
+            shard_start(f);       /* the other shards' nodes are ready too */
+        }
         start_cluster(f);
     }
 }
@@ -747,6 +805,9 @@ static void handle_hello(struct fabric *f, int fd)
     } else if (!why[0] && (h->h.node >= f->nnodes || f->nodes[h->h.node].kind != NODE_VM)) {
         snprintf(why, sizeof(why), "HELLO from node %u, which is not a VM node of this cluster",
                  h->h.node);
+    } else if (!why[0] && f->nodes[h->h.node].remote) {
+        snprintf(why, sizeof(why), "HELLO from node %u, which shard %u serves (this is shard "
+                 "%u)", h->h.node, f->nodes[h->h.node].shard, f->shard->rank);
     } else if (!why[0] && (f->nodes[h->h.node].hello)) {
         snprintf(why, sizeof(why), "a second HELLO for node %u", h->h.node);
     } else if (!why[0] && f->started) {
@@ -842,6 +903,7 @@ int main(int argc, char **argv)
         check_lookahead(&f);
         return 0;
     }
+    shard_setup(&f, &argc, &argv);
     if (f.trace_path[0] && !(f.trace = fopen(f.trace_path, "w"))) {
         fabric_fatal(EXIT_CONFIG, "cannot write trace %s: %s", f.trace_path, strerror(errno));
     }
@@ -853,7 +915,9 @@ int main(int argc, char **argv)
     int pending[MAX_PENDING], npending = 0;
     struct pollfd *pfd = xcalloc(1 + MAX_PENDING + f.nnodes, sizeof(*pfd));
 
-    while (!stop_requested && !(f.started && all_vm_nodes_gone(&f))) {
+    while (running(&f)) {
+        /* a shard whose nodes wait only looks at what came in, then exchanges */
+        bool exchange = f.shard && f.started && shard_blocked(&f);
         int n = 0;
         pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
         for (int i = 0; i < npending; i++) {
@@ -862,7 +926,7 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < f.nnodes; k++) {
             pfd[n++] = (struct pollfd){ .fd = f.nodes[k].fd, .events = POLLIN };
         }
-        if (poll(pfd, n, stall_poll_ms(&f, 1000)) < 0) {
+        if (poll(pfd, n, exchange ? 0 : stall_poll_ms(&f, 1000)) < 0) {
             if (errno == EINTR) {
                 continue;
             }
@@ -918,9 +982,14 @@ int main(int argc, char **argv)
         }
         if (f.started) {
             advance(&f);
+            if (f.shard && shard_blocked(&f)) {
+                shard_exchange(&f, stop_requested);
+                advance(&f);
+            }
             stall_check(&f);
         }
     }
+    shard_finish(&f);
     /* a normal end: every VM node gone, or SIGTERM/SIGINT */
     if (f.trace && (ferror(f.trace) | fclose(f.trace))) {
         fabric_fatal(EXIT_RUNTIME, "cannot write trace %s", f.trace_path);

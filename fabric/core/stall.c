@@ -24,7 +24,7 @@ double wall_now(void)
 
 static bool holds_up(const struct node *n)
 {
-    return n->kind == NODE_VM && n->alive && !n->waiting;
+    return n->kind == NODE_VM && n->alive && !n->waiting && !n->remote;
 }
 
 /* The status file, replaced atomically (a reader never sees half of it). */

@@ -21,6 +21,7 @@
 
 #include "fabric.h"
 #include "proto.h"
+#include "shard.h"
 
 #define STATE_MAGIC "retrolink-fabric-state 1"
 
@@ -32,6 +33,9 @@
 void state_save(struct fabric *f)
 {
     const char *path = f->barrier.save_path;
+    if (f->shard && f->shard->rank != 0) {
+        return;      /* shard 0's state is every shard's (shard.c) */
+    }
     char tmp[sizeof(f->barrier.save_path) + 8];
 
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
