@@ -122,7 +122,9 @@ static uint8_t *pack(struct fabric *f, bool stop, size_t *len)
         memcpy(r, rec, sizeof(rec));
         r += NODE_WORDS;
     }
-    memcpy(r, s->out, s->len);
+    if (s->len) {
+        memcpy(r, s->out, s->len);
+    }
     *len = head + s->len;
     s->len = 0;
     return (uint8_t *)w;
@@ -206,7 +208,9 @@ static void exchange(struct fabric *f, bool stop)
     uint32_t alive = 0;
     bool stopping = false;
 
+    double begun = wall_now();
     transport_allgather(mine, len, &all, lens);
+    s->exchange_wall += wall_now() - begun;
     free(mine);
     size_t at = 0;
     for (uint32_t r = 0; r < s->count; r++) {
@@ -245,6 +249,9 @@ void shard_finish(struct fabric *f)
         return;
     }
     f->causality_violations = transport_sum(f->causality_violations);
-    fabric_log("%llu exchanges with the other shards", (unsigned long long)f->shard->exchanges);
+    struct shard *s = f->shard;
+    fabric_log("%llu exchanges with the other shards, %.3f s of wall time in them (%.1f us "
+               "each)", (unsigned long long)s->exchanges, s->exchange_wall,
+               s->exchanges ? s->exchange_wall * 1e6 / s->exchanges : 0.0);
     transport_finish();
 }

@@ -14,6 +14,7 @@ struct shard {
     size_t len, cap;
     bool done;               /* every VM node gone, or a shard was asked to stop */
     uint64_t exchanges;
+    double exchange_wall;    /* wall seconds inside the exchanges (waiting for the others) */
 };
 
 /* After the configuration: join the other shards (a configuration without shards:

@@ -25,8 +25,9 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     from retrolink.build.pipeline import build_for
     from retrolink.model.machine import MachineError, load_machine, parse_overrides
-    from retrolink.run.runner import guest_script, run_command
+    from retrolink.run.runner import check_shards, guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
+    check_shards(machine, args.shards)
     if args.qemu_trace is not None and not re.fullmatch(r"[A-Za-z0-9_*?]+", args.qemu_trace):
         # it becomes -trace enable=PATTERN,file=...: a comma would add QEMU options
         raise MachineError(f"--qemu-trace {args.qemu_trace!r}: a trace event name or "
@@ -43,7 +44,7 @@ def cmd_run(args) -> int:
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
                          trace=args.trace, qemu_trace=args.qemu_trace,
                          insn_profile=args.insn_profile or (), insn_per=args.insn_per,
-                         gdb_node=args.gdb)
+                         gdb_node=args.gdb, shards=args.shards)
     return 0 if result.ok else 1
 
 
@@ -169,6 +170,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "round trips the windows held)")
     s.add_argument("--cold", action="store_true", help=COLD_HELP)
     s.add_argument("--gdb", metavar="NODE", type=int, help=GDB_HELP)
+    s.add_argument("--shards", metavar="K", type=int, default=1,
+                   help="run the fabric as K processes under mpirun, each serving a block of "
+                        "the nodes, with the one fabric's results (docs/fabric.md, \"Shards\")")
     s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)
 
@@ -249,18 +253,30 @@ def make_parser() -> argparse.ArgumentParser:
             s.add_argument("--transport", choices=["shared", "socket"], default="shared",
                            help="fabric: grants through the lock-step file (default) or every "
                            "one a round trip on the socket")
+            s.add_argument("--shards", type=_shard_counts, metavar="K,K,...", default=[1],
+                           help="fabric: the synchronised boots' fabric in K processes under "
+                           "mpirun, for each K (default 1: the one fabric; docs/fabric.md, "
+                           "\"Shards\")")
         s.set_defaults(func=cmd_demo if name == "demo" else cmd_bench)
     return p
 
 
-def _node_counts(text: str) -> list[int]:
-    try:
-        counts = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected node counts such as 2,4,8")
-    if not counts or any(not 1 <= c <= 64 for c in counts):
-        raise argparse.ArgumentTypeError(f"{text!r}: node counts are 1..64")
-    return counts
+def _counts(what: str, example: str):
+    """An argparse type: a comma-separated list of counts 1..64 (of nodes, of shards)."""
+    def parse(text: str) -> list[int]:
+        try:
+            counts = [int(x) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {what} counts such as "
+                                             f"{example}")
+        if not counts or any(not 1 <= c <= 64 for c in counts):
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} counts are 1..64")
+        return counts
+    return parse
+
+
+_node_counts = _counts("node", "2,4,8")
+_shard_counts = _counts("shard", "1,2,4")
 
 
 def main(argv=None) -> int:

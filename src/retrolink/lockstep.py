@@ -78,3 +78,12 @@ def read_slots(socket: Path) -> list[Slot] | None:
             return slots
     except (OSError, ValueError):
         return None
+
+
+def read_node_slots(sockets: list[Path]) -> list[Slot] | None:
+    """Node k's slot from the lock-step file beside sockets[k] (the fabric's, or with
+    shards its shard's: docs/fabric.md, "Shards"), or None if a file is not usable."""
+    files = {s: read_slots(s) for s in set(sockets)}
+    if any(slots is None or len(slots) < len(sockets) for slots in files.values()):
+        return None
+    return [files[s][k] for k, s in enumerate(sockets)]

@@ -2,7 +2,8 @@
 
 Every fabric test runs twice: against the fabric retrolink uses, and against the same
 sources built with AddressSanitizer and UBSan (meson -Dsanitize_fabric=true), where any
-memory error or undefined behaviour the test provokes fails it."""
+memory error or undefined behaviour the test provokes fails it. The fabric in shards
+(retrolink-fabric-mpi) is built beside each."""
 import pytest
 from fakenode import Fabric
 
@@ -15,6 +16,9 @@ def fabric_binary(request, artifacts):
         return artifacts.fabric
     from retrolink.build.ours_build import build_fabric_variant
     from retrolink.build.pipeline import build_log
+    # and the fabric in shards beside it (test_shards.py)
+    build_fabric_variant("asan", {"sanitize_fabric": "true"}, "fabric/retrolink-fabric-mpi",
+                         None, build_log())
     return build_fabric_variant("asan", {"sanitize_fabric": "true"}, "fabric/retrolink-fabric",
                                 None, build_log())
 

@@ -16,7 +16,11 @@ taken per round, and the median reported. Syncs per node per virtual second come
 nodes' lock-step slots, read when each mark appears.
 --transport socket runs the nodes the old way, every grant a round trip to the fabric
 (RETROLINK_LOCKSTEP=socket), to measure what the shared-memory lock-step saves.
+--shards 1,2,4 measures the synchronised boots with the fabric in that many processes
+under mpirun (docs/fabric.md, "Shards"), and each shard's exchanges: how many, and the
+wall time one takes (shard 0's count; its wall time waiting in them).
 """
+import re
 import statistics
 import time
 
@@ -106,10 +110,21 @@ def _live_run(mark_slots: dict, nodes: int, first: str, last: str) -> int | None
     return max(run)
 
 
-def _boot(machine, art, script: str, what: str, node_env: dict | None = None):
+# shard.c's last line: "N exchanges with the other shards, X s of wall time in them (...)"
+_EXCHANGES = re.compile(r"fabric shard 0 .*?: (\d+) exchanges with the other shards, "
+                        r"([\d.]+) s of wall time")
+
+
+def _exchanges(run_dir) -> tuple[int, float] | None:
+    """Shard 0's exchanges in a run, and the wall seconds it waited in them."""
+    m = _EXCHANGES.search((run_dir / "fabric.log").read_text(errors="replace"))
+    return (int(m.group(1)), float(m.group(2))) if m else None
+
+
+def _boot(machine, art, script: str, what: str, node_env: dict | None = None, shards=1):
     say(f"  {what}")
     result = run_cluster(machine, art, {n: script for n in range(machine.cluster.nodes)},
-                         "bench-fabric", node_env=node_env)
+                         "bench-fabric", node_env=node_env, shards=shards)
     if not result.ok:
         raise StepFailed(f"fabric benchmark '{what}' failed: " + "; ".join(result.problems)
                          + f" (logs: {result.run_dir})")
@@ -135,18 +150,21 @@ def free_running_twin(synced):
     return load_machine(_PLAIN[c.arch], twin)
 
 
-def measure(args, nodes: int, art, overrides: dict) -> dict:
+def measure(args, nodes: int, art, overrides: dict, shards: int = 1) -> dict:
     synced = load_machine(args.machine, {**overrides, "cluster.nodes": nodes})
     free = free_running_twin(synced)
     rounds = args.rounds
     node_env = {"RETROLINK_LOCKSTEP": "socket"} if args.transport == "socket" else None
-    busy, unsync, syncs, shares, live_run = [], [], [], [], []
+    busy, unsync, syncs, shares, live_run, exchanges = [], [], [], [], [], []
+    in_shards = f" in {shards} shards" if shards > 1 else ""
     for r in range(1, rounds + 1):
         idle = IDLE_S if r == 1 else 0
         s = _boot(synced, art, _script(idle, BUSY_S, synced.cluster.arch),
-                  f"{nodes} nodes, round {r} of {rounds}, synchronised: "
+                  f"{nodes} nodes, round {r} of {rounds}, synchronised{in_shards}: "
                   + (f"idle {IDLE_S} s, " if idle else "")
-                  + f"warm-up {WARMUP_S} s, busy {BUSY_S} s", node_env)
+                  + f"warm-up {WARMUP_S} s, busy {BUSY_S} s", node_env, shards)
+        if shards > 1:
+            exchanges.append(_exchanges(s.run_dir))
         f = _boot(free, art, _script(0, BUSY_S, synced.cluster.arch),
                   f"{nodes} nodes, round {r} of {rounds}, free-running (no fabric): "
                   f"warm-up {WARMUP_S} s, busy {BUSY_S} s")
@@ -159,7 +177,11 @@ def measure(args, nodes: int, art, overrides: dict) -> dict:
         shares.append(_exec_share(s.mark_slots, nodes, "busy-start", "busy-end"))
         live_run.append(_live_run(s.mark_slots, nodes, "busy-start", "busy-end"))
     ratios = [u / b for u, b in zip(unsync, busy)]
-    return {"nodes": nodes,
+    counted = [x for x in exchanges if x]
+    return {"nodes": nodes, "shards": shards,
+            "exchanges_per_run": _mean([x[0] for x in counted]) if counted else None,
+            "exchange_wait_us": (1e6 * sum(x[1] for x in counted) / sum(x[0] for x in counted)
+                                 if counted and sum(x[0] for x in counted) else None),
             "idle_wall_per_virtual_s": idle_wall,
             "busy_synced_wall_per_virtual_s": statistics.median(busy),
             "busy_free_wall_per_virtual_s": statistics.median(unsync),
@@ -178,16 +200,18 @@ def _fmt(x: float | None, spec: str) -> str:
 def table(name: str, transport: str, points: list[dict]) -> str:
     lines = [f"fabric lock-step cost, machine {name}, transport {transport} "
              "(wall s per virtual s; ratio = free / synchronised, median of rounds)",
-             f"{'nodes':>5} {'idle':>9} {'x real':>7} {'busy sync':>10} {'busy free':>10} "
-             f"{'ratio':>6} {'syncs/node/vs idle':>19} {'busy':>10} {'in loop':>7}  rounds"]
+             f"{'nodes':>5} {'shards':>6} {'idle':>9} {'x real':>7} {'busy sync':>10} "
+             f"{'busy free':>10} {'ratio':>6} {'syncs/node/vs idle':>19} {'busy':>10} "
+             f"{'in loop':>7} {'exchanges':>10} {'wait us':>8}  rounds"]
     for p in points:
         lines.append(
-            f"{p['nodes']:>5} {p['idle_wall_per_virtual_s']:9.4f} "
+            f"{p['nodes']:>5} {p['shards']:>6} {p['idle_wall_per_virtual_s']:9.4f} "
             f"{1 / p['idle_wall_per_virtual_s']:7.1f} {p['busy_synced_wall_per_virtual_s']:10.3f} "
             f"{p['busy_free_wall_per_virtual_s']:10.3f} {p['busy_ratio']:6.3f} "
             f"{_fmt(p['syncs_per_node_per_virtual_s_idle'], '19.0f')} "
             f"{_fmt(p['syncs_per_node_per_virtual_s_busy'], '10.0f')} "
-            f"{_fmt(p['busy_exec_grant_share'], '7.3f')}  "
+            f"{_fmt(p['busy_exec_grant_share'], '7.3f')} "
+            f"{_fmt(p['exchanges_per_run'], '10.0f')} {_fmt(p['exchange_wait_us'], '8.1f')}  "
             + ", ".join(f"{x:.3f}" for x in p["busy_ratio_rounds"]))
     return "\n".join(lines)
 
@@ -200,9 +224,15 @@ def bench_fabric(args, overrides: dict) -> dict:
     name = machine.cluster.name
     points = []
     for nodes in args.nodes:
-        points.append(measure(args, nodes, art, overrides))
+        for shards in args.shards:
+            if shards > nodes:
+                say(f"bench fabric: {shards} shards for {nodes} nodes: skipped (a shard "
+                    "serves one node at least)")
+                continue
+            points.append(measure(args, nodes, art, overrides, shards))
     print(table(name, args.transport, points), flush=True)
-    return {"machine": name, "transport": args.transport, "overrides": overrides,
+    return {"machine": name, "transport": args.transport, "shards": args.shards,
+            "overrides": overrides,
             "idle_s": IDLE_S, "warmup_s": WARMUP_S, "busy_s": BUSY_S, "rounds": args.rounds, "points": points}
 
 

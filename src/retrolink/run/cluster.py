@@ -31,6 +31,8 @@ from retrolink.run.diagnosis import (
 from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
 from retrolink.run.node_output import NodeOutput, new_end_marker
+from retrolink.run.shards import (
+    fabric_mpi, mpirun_command, mpirun_env, node_shards, shard_socket)
 
 # Set: every cluster's wait ends now, and the cluster stops (bench.phase.run_at_once: a
 # cluster run at the same time failed, or the run was interrupted)
@@ -131,10 +133,12 @@ class Cluster:
 
     def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False,
                  qemu_trace: str | None = None, node_env: dict | None = None,
-                 insn_profile: frozenset = frozenset(), gdb_node: int | None = None):
+                 insn_profile: frozenset = frozenset(), gdb_node: int | None = None,
+                 shards: int = 1):
         """node_env: variables added to each QEMU's environment (bench fabric's
         RETROLINK_LOCKSTEP=socket). gdb_node: the node whose QEMU gets a gdbstub
-        (docs/debugging.md)."""
+        (docs/debugging.md). shards: fabric processes under mpirun, each serving a block
+        of the nodes (docs/fabric.md, "Shards"); 1: the one fabric."""
         self.machine, self.art, self.dir = machine, art, run_dir
         self.node_env = node_env or {}
         self.trace = trace
@@ -154,6 +158,8 @@ class Cluster:
         self.stats_path = run_dir / "fabric-stats.json"
         self.status_path = run_dir / "fabric-status.json"
         self.fabric_log = run_dir / "fabric.log"
+        self.shards = shards if machine.uses_fabric else 1
+        self.node_shard = node_shards(machine.cluster.nodes, self.shards)
         self.snapshot_key: str | None = None
         self.restored_from: Path | None = None      # the snapshot this run started from
         self.maker: snapshot.SnapshotMaker | None = None   # ... or the one it makes
@@ -168,8 +174,29 @@ class Cluster:
         return fabric_config_text(self.machine, self.socket, self.stats_path,
                                   self.dir / "fabric-trace.txt" if self.trace else None)
 
+    def node_socket(self, n: int) -> Path:
+        """The fabric socket node n connects to: its shard's."""
+        if self.shards == 1:
+            return self.socket
+        return shard_socket(self.socket, self.node_shard[n])
+
+    def _node_sockets(self) -> list[Path]:
+        return [self.node_socket(n) for n in range(self.machine.cluster.nodes)]
+
+    def _shard_sockets(self) -> list[Path]:
+        return sorted({self.node_socket(n) for n in range(self.machine.cluster.nodes)})
+
+    def _status_paths(self) -> list[Path]:
+        if self.shards == 1:
+            return [self.status_path]
+        return [self.status_path.with_name(f"{self.status_path.name}.{k}")
+                for k in range(self.shards)]
+
     def _start_fabric(self, conf_text: str) -> None:
         conf = self.dir / "fabric.conf"
+        if self.shards > 1:
+            conf_text += f"shards {self.shards}\n" + "".join(
+                f"node {n} shard={s}\n" for n, s in enumerate(self.node_shard))
         conf.write_text(conf_text)
         check = subprocess.run([str(self.art.fabric), "--check", str(conf)], text=True,
                                capture_output=True, stdin=subprocess.DEVNULL)
@@ -177,18 +204,30 @@ class Cluster:
             words = [l for l in check.stderr.splitlines() if l.strip()]
             raise ClusterError(f"the fabric refuses this machine: "
                                f"{words[-1] if words else exit_description(check.returncode)}")
+        if self.shards > 1:
+            say(f"the fabric in {self.shards} shards under mpirun (nodes per shard: "
+                + ", ".join(str(self.node_shard.count(k)) for k in range(self.shards)) + ")")
+            try:
+                argv = mpirun_command(fabric_mpi(self.art.fabric), conf, self.shards)
+            except FileNotFoundError as e:
+                raise ClusterError(f"--shards {self.shards}: {e}") from None
+            env = mpirun_env()
+        else:
+            argv, env = [str(self.art.fabric), str(conf)], None
         with open(self.fabric_log, "w") as log:
-            self.fabric = subprocess.Popen([str(self.art.fabric), str(conf)], stdout=log,
-                                           stderr=log, stdin=subprocess.DEVNULL,
+            self.fabric = subprocess.Popen(argv, stdout=log, stderr=log, env=env,
+                                           stdin=subprocess.DEVNULL,
                                            preexec_fn=_die_with_parent)
-        for _ in range(500):
-            if self.socket.exists():
+        # mpirun takes a while to start its processes
+        waits = 500 if self.shards == 1 else 6000
+        for _ in range(waits):
+            if all(s.exists() for s in self._shard_sockets()):
                 return
             if self.fabric.poll() is not None:
                 raise ClusterError(f"the fabric refused to start (it {exit_description(self.fabric.returncode)}): "
                                    f"{last_words(self.fabric_log)} (log: {self.fabric_log})")
             time.sleep(0.01)
-        raise ClusterError(f"the fabric did not open {self.socket} within 5 s "
+        raise ClusterError(f"the fabric did not open {self.socket} within {waits / 100:.0f} s "
                            f"(log: {self.fabric_log})")
 
     def start(self, commands: dict[int, str] | None, interactive: bool = False) -> None:
@@ -213,7 +252,7 @@ class Cluster:
             self.files.append(files)
             self.outputs.append(NodeOutput(files.output, files.end_marker))
             argvs.append(node_argv(self.machine, n, self.art, files,
-                                   self.socket if self.machine.uses_fabric else None))
+                                   self.node_socket(n) if self.machine.uses_fabric else None))
             if n == self.gdb_node:
                 self.gdb_socket = self._socket_path(gdb.socket_name(n))
                 argvs[-1] += gdb.qemu_args(self.gdb_socket)
@@ -238,7 +277,11 @@ class Cluster:
         if snapshot.cold() or not all(p.is_file() for p in binaries):
             return conf, argvs      # (a missing binary: QEMU's start says what is wrong)
         binaries += snapshot.files_named(argvs, [self.dir, self.sockets])
-        key = snapshot.snapshot_key(binaries, argvs,
+        # a node's shard's socket is the one fabric's to the key: the guests are the same
+        # whatever the fabric's shards, and so their snapshot
+        key_argvs = [[a.replace(str(self.node_socket(n)), str(self.socket)) for a in argv]
+                     for n, argv in enumerate(argvs)]
+        key = snapshot.snapshot_key(binaries, key_argvs,
                                     conf, [self.dir, self.sockets],
                                     [f.end_marker for f in self.files])
         self.snapshot_key = key
@@ -278,13 +321,13 @@ class Cluster:
         host makes a run slower, never failed."""
         start = time.monotonic()
         deadline = start + boot_timeout_s if boot_timeout_s else math.inf
-        clocks = _VirtualCap(self.socket if self.machine.uses_fabric else None,
-                             self.machine.cluster.nodes, self.machine.cluster.run_limit_virtual_s)
+        clocks = _VirtualCap(self._node_sockets() if self.machine.uses_fabric else None,
+                             self.machine.cluster.run_limit_virtual_s)
         all_booted = False
         marks: dict = {}
         mark_slots: dict = {}
         fabric_died_at = cut_off_at = None
-        stall = _StallWatch(self.status_path, self.machine.cluster.stall_timeout_s,
+        stall = _StallWatch(self._status_paths(), self.machine.cluster.stall_timeout_s,
                             [p.pid for p in self.nodes], self.gdb_node, self.gdb_socket)
         ended_by = "timeout"
         with DirWatch(self.dir, MARK_POLL_S) as written:
@@ -410,7 +453,7 @@ class Cluster:
                     marks[key] = time.monotonic() - start
                     self.mark_rss[key] = resident_kib(self.nodes[n].pid)
                     if self.fabric:
-                        mark_slots[key] = lockstep.read_slots(self.socket)
+                        mark_slots[key] = lockstep.read_node_slots(self._node_sockets())
 
     def stop(self) -> None:
         """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""
@@ -447,17 +490,18 @@ class _VirtualCap:
     last sync point) every VIRTUAL_POLL_S, and tells the run to end once one passes the
     cap. Without a fabric there is no file: never."""
 
-    def __init__(self, socket: Path | None, nodes: int, limit_s: float):
-        self.socket, self.nodes, self.limit_ns = socket, nodes, int(limit_s * 1e9)
+    def __init__(self, sockets: list[Path] | None, limit_s: float):
+        """sockets: each node's fabric socket (its shard's), beside its lock-step file."""
+        self.sockets, self.limit_ns = sockets, int(limit_s * 1e9)
         self.next_s = 0.0
         self.passed_by: int | None = None
 
     def check(self, now: float) -> bool:
-        if self.socket is None or now < self.next_s:
+        if self.sockets is None or now < self.next_s:
             return False
         self.next_s = now + VIRTUAL_POLL_S
-        slots = lockstep.read_slots(self.socket) or []
-        over = [n for n, s in enumerate(slots[:self.nodes])
+        slots = lockstep.read_node_slots(self.sockets) or []
+        over = [n for n, s in enumerate(slots)
                 if s.time_ns != lockstep.NEVER and s.time_ns > self.limit_ns]
         if over:
             self.passed_by = over[0]
@@ -477,9 +521,10 @@ class _StallWatch:
     # CPU time under which a waited-for QEMU counts as not running at all
     IDLE_CPU_S = 0.1
 
-    def __init__(self, status_path: Path, timeout_s: float, pids: list[int],
+    def __init__(self, status_paths: list[Path], timeout_s: float, pids: list[int],
                  gdb_node: int | None = None, gdb_socket: Path | None = None):
-        self.path, self.timeout_s, self.pids = status_path, timeout_s, pids
+        """status_paths: the fabric's status file, or each shard's."""
+        self.paths, self.timeout_s, self.pids = status_paths, timeout_s, pids
         self.gdb_node, self.gdb_socket = gdb_node, gdb_socket
         self.in_gdb_said = False
         self.since: float | None = None
@@ -494,15 +539,14 @@ class _StallWatch:
                    if 0 <= w["node"] < len(self.pids))
 
     def check(self, now: float) -> bool:
-        try:
-            mtime = self.path.stat().st_mtime_ns
-        except OSError:
+        mtimes = [p.stat().st_mtime_ns if p.exists() else None for p in self.paths]
+        if not any(mtimes):
             return False
-        if mtime != self._mtime:
-            self._mtime = mtime
-            status = read_fabric_status(self.path)
-            self.waiting_for = stalled_nodes(status)
-            self.disconnected = disconnected_nodes(status)
+        if mtimes != self._mtime:
+            self._mtime = mtimes
+            statuses = [read_fabric_status(p) for p in self.paths]
+            self.waiting_for = [w for s in statuses for w in stalled_nodes(s)]
+            self.disconnected = [d for s in statuses for d in disconnected_nodes(s)]
             self.since = now if self.waiting_for else None
             self.cpu_since = self._waited_cpu_s()
             self.announced = False

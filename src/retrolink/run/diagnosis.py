@@ -46,6 +46,11 @@ def console_reason(console: Path) -> str:
     return "it stopped without finishing (no kernel panic in the console log)"
 
 
+# mpirun's own words when a rank ends (the fabric in shards, docs/fabric.md "Shards")
+MPIRUN_RANK_DIED = re.compile(r"mpirun noticed that process rank (\d+) with PID \d+ on node "
+                              r"(\S+) exited on signal (\d+)(?: \((\w+)\))?")
+
+
 def last_words(log: Path) -> str:
     """The last non-empty line a process wrote to its log ('' if none), but the counters
     a QEMU's NICs and boards say at every exit, an error's too (docs/fabric.md "Live
@@ -55,6 +60,17 @@ def last_words(log: Path) -> str:
                  if l.strip() and " causality_violations=" not in l]
     except OSError:
         return ""
+    # a fabric in shards: the shard mpirun saw die, by its number and host, rather than
+    # mpirun's banner
+    for l in reversed(lines):
+        m = MPIRUN_RANK_DIED.search(l)
+        if m:
+            rank, host, sig, name = m.groups()
+            return f"fabric shard {rank} (on {host}) was killed by signal {sig}" + \
+                (f" ({name})" if name else "")
+    if any(l.startswith("Primary job") for l in lines):
+        # a shard ended with an error: its own last line, not mpirun's banner after it
+        lines = [l for l in lines if l.startswith("fabric shard ")] or lines
     return lines[-1] if lines else ""
 
 

@@ -15,13 +15,15 @@ from retrolink.run.node_command import Artifacts
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
                 timeout_s=None, trace=False, announce=False, qemu_trace=None,
                 node_env=None, insn_profile=frozenset(), gdb_node=None,
-                run_dir=None) -> RunResult:
+                run_dir=None, shards=1) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
     since they carry the interconnect), wait, stop everything, return the results.
     gdb_node: that node's QEMU gets a gdbstub and a gdb script with the symbols of its
     kernel and modules where a short run from the same snapshot found them; with --cold,
     where its command, which first prints them, says (docs/debugging.md). run_dir: the
-    run's folder (default: a new one in the runs folder)."""
+    run's folder (default: a new one in the runs folder). shards: the fabric in that
+    many processes under mpirun (docs/fabric.md, "Shards")."""
+    check_shards(machine, shards)
     if run_dir is None:
         run_dir = new_run_dir(run_name)
     layout = None
@@ -33,7 +35,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
     cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace,
                       node_env=node_env, insn_profile=frozenset(insn_profile),
-                      gdb_node=gdb_node)
+                      gdb_node=gdb_node, shards=shards)
     scripts = {n: commands.get(n, "true") for n in range(c.nodes)}
     if gdb_node is not None and layout is None:
         scripts[gdb_node] = f"{gdb.dump_script(target.modules)}\n{scripts[gdb_node]}"
@@ -118,9 +120,22 @@ def check_node_options(count: int, options: dict) -> None:
                 raise StepFailed(f"{opt} {n}: this machine has nodes 0..{count - 1}")
 
 
+def check_shards(machine: Machine, shards: int) -> None:
+    """--shards K: 1 up to one shard per node, on a machine with a fabric; checked
+    before anything boots."""
+    if shards == 1:
+        return
+    if not machine.uses_fabric:
+        raise StepFailed(f"--shards {shards}: machine '{machine.cluster.name}' has no "
+                         "fabric to shard (no interconnect board)")
+    if not 1 <= shards <= machine.cluster.nodes:
+        raise StepFailed(f"--shards {shards}: 1 to {machine.cluster.nodes} (one node a "
+                         "shard at most)")
+
+
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
                 trace=False, qemu_trace=None, insn_profile=(), insn_per=1,
-                gdb_node=None) -> RunResult:
+                gdb_node=None, shards=1) -> RunResult:
     """`retrolink run`: script on the chosen nodes (all by default), output printed; with
     insn_profile, each of those nodes' instruction profile after it (per insn_per units
     of work); with gdb_node, that node's QEMU gets a gdbstub (docs/debugging.md)."""
@@ -136,7 +151,7 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
     result = run_cluster(machine, art, commands,
                          machine.cluster.name or "cluster", timeout_s, trace, announce=True,
                          qemu_trace=qemu_trace, insn_profile=insn_profile,
-                         gdb_node=gdb_node)
+                         gdb_node=gdb_node, shards=shards)
     symbol_lines = {}
     for r in result.nodes:
         if r.node in insn_profile:
