@@ -56,9 +56,10 @@ class Sharded:
         Sharded.started.append(self)
 
     def listening(self) -> None:
-        """mpirun, with ASan, can take seconds to start the shards."""
+        """mpirun, with ASan, can take seconds to start the shards (minutes on a busy
+        host)."""
         socks = {self.sock_for(n) for n in range(len(self.owner))}
-        for _ in range(600):
+        for _ in range(3000):
             if all(p.exists() for p in socks) or self.proc.poll() is not None:
                 return
             time.sleep(0.1)
