@@ -96,8 +96,12 @@ static void via_rx_first(ViaState *s, uint32_t v, ViaFrame *f, uint64_t ready)
     vi->rx_has_desc = true;
 }
 
-/* A DATA or DGRAM frame checked by the NIC at 'ready'. */
-static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
+/*
+ * A DATA or DGRAM frame checked by the NIC at 'ready'. It is taken at its arrival, so
+ * frames are taken in the order they come: one that waited for the message before
+ * it to be written (again) is taken before any that came after it.
+ */
+static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready, bool again)
 {
     uint32_t v = f->wire.dst_vi;
     bool dgram = f->wire.type == VIA_F_DGRAM;
@@ -113,12 +117,15 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
         via_rx_drop(s, f, "the VI does not take it", dgram);
         return;
     }
-    if (vi->rx_busy && vi->rx_len == vi->rx_msg_len) {
+    if ((vi->rx_busy && vi->rx_len == vi->rx_msg_len) || (vi->rx_waiting && !again)) {
         /*
          * The message under way has all its frames and the DMA is writing them: the NIC
          * takes the frames that follow (the next message) from its receive buffer once
-         * the last is written (an event at that time, after the write's), in order.
+         * the last is written (an event at that time, after the write's), in order:
+         * a frame that comes while others wait so waits behind them (its time is no
+         * earlier than theirs, and the queue keeps the order of internal events).
          */
+        vi->rx_waiting++;
         rl_sched_add(&s->rl->sched, MAX(ready, vi->rx_written), RL_EV_CLASS_INTERNAL, 0,
                      VIA_EV_RX_AGAIN, v, vi->rx_gen, f);
         return;
@@ -134,6 +141,9 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
         }
         via_rx_first(s, v, f, ready);
         if (!vi->rx_has_desc) {
+            /* dropped to its last frame: its frames are counted as they come, so that
+             * the next one is known for the next of this message */
+            vi->rx_len = f->len;
             if (vi->state == VIA_VI_ERROR || (f->wire.flags & VIA_FF_LAST)) {
                 vi->rx_busy = false;
             }
@@ -145,6 +155,7 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
         via_rx_drop(s, f, "not the next frame of the message under way", dgram);
         return;
     } else if (!vi->rx_has_desc) {
+        vi->rx_len += f->len;
         if (f->wire.flags & VIA_FF_LAST) {
             vi->rx_busy = false;
         }
@@ -166,7 +177,8 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready)
 /* A frame that waited for VI v's last message to be written is taken now. */
 void via_rx_again(ViaState *s, uint32_t v, ViaFrame *f)
 {
-    via_rx_data(s, f, via_now());
+    s->vi[v].rx_waiting--;
+    via_rx_data(s, f, via_now(), true);
 }
 
 /* A frame's payload DMA ended: into the descriptor's segments; the last completes it. */
@@ -241,7 +253,7 @@ void via_rx_arrive(ViaState *s, ViaFrame *f)
         g_free(f);
         return;
     default:
-        via_rx_data(s, f, t);
+        via_rx_data(s, f, t, false);
         return;
     }
 }

@@ -122,6 +122,9 @@ typedef struct ViaVi {
     uint32_t rx_src, rx_status, rx_len, rx_msg_len;
     uint64_t rx_ready;          /* its receive descriptor is fetched and checked */
     uint64_t rx_written;        /* the last frame's data DMA written so far ends */
+    /* its frames waiting (VIA_EV_RX_AGAIN) for the message before to be written: a frame
+     * that comes meanwhile waits behind them, so that the NIC takes them in order */
+    uint32_t rx_waiting;
     ViaDesc rx;
 } ViaVi;
 

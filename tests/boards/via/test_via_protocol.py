@@ -340,6 +340,66 @@ def test_a_message_right_behind_another_waits_for_its_write(artifacts, tmp_path,
         rig.close()
 
 
+def test_frames_behind_a_waiting_frame_wait_behind_it(artifacts, tmp_path):
+    """A two-frame datagram message right behind another: its first frame comes while
+    the write of the one before still runs, and waits for it; its second comes once that
+    write is over but before the NIC has checked the first. The NIC takes them in the
+    order they came: both messages land, nothing is dropped (taking the second at once
+    found no message under way, dropped it, and left the first waiting for ever)."""
+    big, nxt = pattern(4096), pattern(2098, 5)
+    first = data_frames(big, 2, 2, type_=R.VIA_F_DGRAM)
+    second = data_frames(nxt, 2, 2, seq=1, type_=R.VIA_F_DGRAM)
+    a1, a2 = T + 100_000, T + 117_000
+    nic = Nic(P)                    # when the first message's data is written (receive())
+    c1 = nic.engine(a1, P["frame"])
+    ready = nic.fetch(c1, 1)
+    nic.dma(max(c1, ready), 2048)
+    c2 = nic.engine(a2, P["frame"])
+    end = nic.dma(max(c2, ready), 2048)
+    assert P["frame"] > 70          # the second frame comes before the first is checked
+    frames = [(a1, 1, first[0]), (a2, 1, first[1]),
+              (end - 50, 1, second[0]), (end + 20, 1, second[1])]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        rig.bring_up()
+        assert rig.vi_cmd(2, R.VIA_VI_CMD_DATAGRAM) == 0
+        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 4096)], length=0))
+        rig.mem(0x100, descriptor([(VA + 0x6000, HANDLE, 4096)], length=0))
+        rig.post(2, 1, 0)
+        rig.post(2, 1, 0x100)
+        rig.q.clock_set(T + 300_000)
+        assert [(rig.desc(a)["status"], rig.desc(a)["length"]) for a in (0, 0x100)] == \
+            [(RECV, 4096), (RECV, 2098)]
+        assert rig.read(0x4000, 4096) == big and rig.read(0x6000, 2098) == nxt
+        assert rig.reg(R.VIA_REG_RX_DROPS) == 0 and rig.reg(R.VIA_REG_RX_MSGS) == 2
+    finally:
+        rig.close()
+
+
+def test_a_dropped_message_is_dropped_to_its_last_frame(artifacts, tmp_path):
+    """A two-frame datagram that finds no receive descriptor is one drop, and the NIC
+    follows its frames to the last: the next message, with a descriptor posted, lands
+    (a dropped message's second frame counted as another drop and left the VI waiting
+    for a frame that never came, every later message dropped)."""
+    lost, nxt = pattern(3000), pattern(50, 3)
+    frames = [(T + 100_000 + 20_000 * i, 1, f) for i, f in
+              enumerate(data_frames(lost, 2, 2, type_=R.VIA_F_DGRAM) +
+                        data_frames(nxt, 2, 2, seq=1, type_=R.VIA_F_DGRAM))]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        rig.bring_up()
+        assert rig.vi_cmd(2, R.VIA_VI_CMD_DATAGRAM) == 0
+        rig.q.clock_set(T + 130_000)             # the first message has come: nothing posted
+        rig.mem(0, descriptor([(VA + 0x4000, HANDLE, 64)], length=0))
+        rig.post(2, 1, 0)
+        rig.q.clock_set(T + 300_000)
+        assert (rig.desc(0)["status"], rig.desc(0)["length"]) == (RECV, 50)
+        assert rig.read(0x4000, 50) == nxt
+        assert rig.reg(R.VIA_REG_RX_DROPS) == 1 and rig.reg(R.VIA_REG_RX_MSGS) == 1
+    finally:
+        rig.close()
+
+
 def test_break_from_the_peer(artifacts, tmp_path):
     brk = wire_frame(R.VIA_F_BREAK, src_vi=9, dst_vi=4)
     rig = Rig(artifacts, tmp_path, frames=[(T + 100_000, 1, brk),
