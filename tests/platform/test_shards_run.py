@@ -77,7 +77,7 @@ def test_a_killed_shard_is_named_and_the_run_ends():
             # this run's shards: their configuration is in its run folder, named after
             # the machine, the time and the pid of the retrolink that made it
             ranks = subprocess.run(["pgrep", "-f", rf"^\S*retrolink-fabric-mpi "
-                                    rf".*/eth-hub-\d+-\d+-{p.pid}-"],
+                                    rf".*/eth-hub-[0-9]+-[0-9]+-{p.pid}-"],
                                    capture_output=True, text=True).stdout.split()
             if len(ranks) == 2:
                 break
