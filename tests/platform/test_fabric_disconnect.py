@@ -20,7 +20,7 @@ def write_status(path: Path, disconnected: list) -> None:
 def test_the_watch_sees_a_node_cut_off(tmp_path):
     path = tmp_path / "fabric-status.json"
     write_status(path, [])
-    watch = _StallWatch(path, 60, [])
+    watch = _StallWatch([path], 60, [])
     assert not watch.check(0.0) and watch.disconnected == []
     write_status(path, [{"node": 0, "name": "node0", "why": WHY}])
     import os

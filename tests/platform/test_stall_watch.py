@@ -27,7 +27,7 @@ def watch(tmp_path, monkeypatch):
     monkeypatch.setattr(cluster, "cpu_seconds", lambda pid: cpu["s"] if pid == 111 else 0.0)
     path = tmp_path / "fabric-status.json"
     stalled_on(path, 1)
-    w = _StallWatch(path, 60, [100, 111])
+    w = _StallWatch([path], 60, [100, 111])
     w.cpu = cpu
     return w
 
@@ -71,3 +71,16 @@ def test_cpu_seconds_of_a_process():
     p.kill()
     p.wait()
     assert cpu_seconds(p.pid) == 0.0            # gone
+
+
+def test_with_shards_a_stall_in_any_shards_status_counts(tmp_path, monkeypatch):
+    """The fabric in shards (docs/fabric.md, "Shards"): each shard writes its own status
+    file; the one waiting for node 1 is the second's."""
+    monkeypatch.setattr(cluster, "cpu_seconds", lambda pid: 0.0)
+    quiet, waiting = tmp_path / "fabric-status.json.0", tmp_path / "fabric-status.json.1"
+    quiet.write_text(json.dumps({"stalled": False, "disconnected": [], "waiting_for": []}))
+    stalled_on(waiting, 1)
+    w = _StallWatch([quiet, waiting], 60, [100, 111])
+    assert not w.check(0.0)
+    assert [x["node"] for x in w.waiting_for] == [1]
+    assert w.check(60.5)
