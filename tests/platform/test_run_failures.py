@@ -144,3 +144,22 @@ def test_last_words_are_not_the_counters_every_exit_says(tmp_path):
     log.write_text("qemu-system-x86_64: retrolink node 0: fabric connection lost\n"
                    "retrolink-fc node 0: causality_violations=0\n\n")
     assert last_words(log) == "qemu-system-x86_64: retrolink node 0: fabric connection lost"
+
+
+BANNER = "-" * 74 + "\n"
+
+
+def test_a_shards_last_words_name_the_shard_not_mpiruns_banner(tmp_path):
+    """The fabric in shards (docs/fabric.md, "Shards"): mpirun's words after a shard
+    ended are its banner; the run names the shard, with its host."""
+    from retrolink.run.diagnosis import last_words
+    log = tmp_path / "fabric.log"
+    log.write_text("fabric shard 0 (vm): all 2 node(s) connected; cluster started\n" + BANNER +
+                   "mpirun noticed that process rank 1 with PID 0 on node vm exited on "
+                   "signal 9 (Killed).\n" + BANNER)
+    assert last_words(log) == "fabric shard 1 (on vm) was killed by signal 9 (Killed)"
+    log.write_text("fabric shard 1 (vm): internal error: shard 0's exchange: malformed\n"
+                   + BANNER + "Primary job  terminated normally, but 1 process returned\n"
+                   "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+                   + BANNER)
+    assert last_words(log) == "fabric shard 1 (vm): internal error: shard 0's exchange: malformed"
