@@ -11,6 +11,8 @@
  */
 #include <mpi.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,8 @@ int transport_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char
 {
     int r, n, len = 0;
 
+    /* a shard whose mpirun is gone has nobody left to exchange with: it ends too */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
         snprintf(why, whylen, "MPI_Init failed");
         return -1;

@@ -74,6 +74,22 @@ class Sharded:
         return log
 
 
+@pytest.fixture(autouse=True)
+def no_fabric_left():
+    """Whatever a test leaves running (a failed assertion) is ended: mpirun ends its
+    shards (and a shard whose mpirun is gone ends itself)."""
+    yield
+    for f in Sharded.started:
+        if f.proc.poll() is None:
+            f.proc.terminate()
+            try:
+                f.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                f.proc.kill()
+                f.proc.wait()
+    Sharded.started.clear()
+
+
 def run(binary, tmp, name: str, shards: int, seed: int):
     nodes, topology, broadcast = TOPOLOGIES[name]
     folder = tmp / f"{name}-{shards}"
