@@ -86,11 +86,11 @@ void shard_setup(struct fabric *f, int *argc, char ***argv)
 void shard_sent(struct fabric *f, const struct frame *fr)
 {
     struct shard *s = f->shard;
-    uint64_t w[FRAME_WORDS] = { fr->net->station_node[fr->src], fr->net->id, fr->dst_node,
-                                fr->len, fr->flags, fr->sender_seq, fr->ready };
     if (!s) {
         return;
     }
+    uint64_t w[FRAME_WORDS] = { fr->net->station_node[fr->src], fr->net->id, fr->dst_node,
+                                fr->len, fr->flags, fr->sender_seq, fr->ready };
     put(s, w, sizeof(w));
     put(s, fr->data, fr->len);
 }

@@ -65,7 +65,7 @@ class Sharded:
             time.sleep(0.1)
 
     def sock_for(self, node: int):
-        return sh.shard_socket(self.sock, self.owner[node]) if self.shards > 1 else self.sock
+        return sh.shard_path(self.sock, self.owner[node]) if self.shards > 1 else self.sock
 
     def wait(self) -> str:
         assert self.proc.wait(timeout=60) == 0, self.log.read_text()
@@ -132,7 +132,7 @@ def test_different_traffic_gives_different_deliveries(fabric_binary, tmp_path):
 def test_a_node_at_the_wrong_shard_is_refused(fabric_binary, tmp_path):
     f = Sharded(fabric_binary, tmp_path, 2, TOPOLOGIES["p2p"][1], 2)
     f.listening()
-    m = FakeNode(sh.shard_socket(f.sock, 0), 1).recv()
+    m = FakeNode(sh.shard_path(f.sock, 0), 1).recv()
     assert m["type"] == wire.ERROR, m
     assert "HELLO from node 1, which shard 1 serves (this is shard 0)" in m["text"]
     f.proc.terminate()

@@ -32,7 +32,7 @@ from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
 from retrolink.run.node_output import NodeOutput, new_end_marker
 from retrolink.run.shards import (
-    fabric_mpi, mpirun_command, mpirun_env, node_shards, shard_socket)
+    fabric_mpi, mpirun_command, mpirun_env, node_shards, shard_path)
 
 # Set: every cluster's wait ends now, and the cluster stops (bench.phase.run_at_once: a
 # cluster run at the same time failed, or the run was interrupted)
@@ -178,19 +178,18 @@ class Cluster:
         """The fabric socket node n connects to: its shard's."""
         if self.shards == 1:
             return self.socket
-        return shard_socket(self.socket, self.node_shard[n])
+        return shard_path(self.socket, self.node_shard[n])
 
     def _node_sockets(self) -> list[Path]:
         return [self.node_socket(n) for n in range(self.machine.cluster.nodes)]
 
     def _shard_sockets(self) -> list[Path]:
-        return sorted({self.node_socket(n) for n in range(self.machine.cluster.nodes)})
+        return sorted(set(self._node_sockets()))
 
     def _status_paths(self) -> list[Path]:
         if self.shards == 1:
             return [self.status_path]
-        return [self.status_path.with_name(f"{self.status_path.name}.{k}")
-                for k in range(self.shards)]
+        return [shard_path(self.status_path, k) for k in range(self.shards)]
 
     def _start_fabric(self, conf_text: str) -> None:
         conf = self.dir / "fabric.conf"

@@ -15,23 +15,21 @@ def node_shards(nodes: int, shards: int) -> list[int]:
     return [n * shards // nodes for n in range(nodes)]
 
 
-def shard_socket(socket: Path, shard: int) -> Path:
-    """Shard k's socket (and its lock-step file beside it): the configuration's, ".k"."""
-    return socket.with_name(f"{socket.name}.{shard}")
+def shard_path(path: Path, shard: int) -> Path:
+    """A file of shard k's own, as the fabric names it (shard.c): the configuration's
+    path, ".k" (its socket, with its lock-step file beside it; its status file)."""
+    return path.with_name(f"{path.name}.{shard}")
 
 
-def mpirun_command(fabric_mpi: Path, config: Path, shards: int,
-                   hosts: list[str] | None = None) -> list[str]:
-    """mpirun starting `shards` fabric processes on this host (hosts None), or one on
-    each of `hosts` in turn, each reading the same configuration."""
+def mpirun_command(fabric_mpi: Path, config: Path, shards: int) -> list[str]:
+    """mpirun starting `shards` fabric processes on this host, each reading the same
+    configuration."""
     mpirun = shutil.which("mpirun")
     if not mpirun:
         raise FileNotFoundError("mpirun (Debian's openmpi-bin) is not installed: "
                                 "./retrolink setup installs it")
-    cmd = [mpirun, "-n", str(shards), "--oversubscribe", "--bind-to", "none"]
-    if hosts:
-        cmd += ["--host", ",".join(f"{h}:{shards}" for h in hosts), "--map-by", "node"]
-    return cmd + [str(fabric_mpi), str(config)]
+    return [mpirun, "-n", str(shards), "--oversubscribe", "--bind-to", "none",
+            str(fabric_mpi), str(config)]
 
 
 def mpirun_env() -> dict:
