@@ -187,7 +187,7 @@ static void via_vi_stop(ViaVi *vi, uint32_t q)
         vi->tx_gen++;
     } else {
         vi->rx_busy = false;
-        vi->rx_waiting = 0;     /* its frames' events are stale with the old rx_gen */
+        via_rx_queue_clear(vi);     /* and its event is stale with the old rx_gen */
         vi->rx_gen++;
     }
 }

@@ -96,10 +96,22 @@ static void via_rx_first(ViaState *s, uint32_t v, ViaFrame *f, uint64_t ready)
     vi->rx_has_desc = true;
 }
 
+/* The message under way has all its frames and the DMA is writing them (rx_written). */
+static bool via_rx_writing(ViaVi *vi)
+{
+    return vi->rx_busy && vi->rx_len == vi->rx_msg_len;
+}
+
+/* VI v's first waiting frame is looked at again at 'at' (VIA_EV_RX_AGAIN). */
+static void via_rx_wake_at(ViaState *s, uint32_t v, uint64_t at)
+{
+    rl_sched_add(&s->rl->sched, at, RL_EV_CLASS_INTERNAL, 0, VIA_EV_RX_AGAIN, v,
+                 s->vi[v].rx_gen, NULL);
+}
+
 /*
- * A DATA or DGRAM frame checked by the NIC at 'ready'. It is taken at its arrival, so
- * frames are taken in the order they come: one that waited for the message before
- * it to be written (again) is taken before any that came after it.
+ * A DATA or DGRAM frame checked by the NIC at 'ready', looked at when it arrives, or
+ * again (from the VI's rx_queue) when it can be taken.
  */
 static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready, bool again)
 {
@@ -117,17 +129,17 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready, bool again)
         via_rx_drop(s, f, "the VI does not take it", dgram);
         return;
     }
-    if ((vi->rx_busy && vi->rx_len == vi->rx_msg_len) || (vi->rx_waiting && !again)) {
+    if (!again && (via_rx_writing(vi) || !g_queue_is_empty(&vi->rx_queue))) {
         /*
-         * The message under way has all its frames and the DMA is writing them: the NIC
-         * takes the frames that follow (the next message) from its receive buffer once
-         * the last is written (an event at that time, after the write's), in order:
-         * a frame that comes while others wait so waits behind them (its time is no
-         * earlier than theirs, and the queue keeps the order of internal events).
+         * The NIC takes the frames that follow a message (the next message) from its
+         * receive buffer once that message is written, in the order they came: a frame
+         * that comes while others wait waits behind them.
          */
-        vi->rx_waiting++;
-        rl_sched_add(&s->rl->sched, MAX(ready, vi->rx_written), RL_EV_CLASS_INTERNAL, 0,
-                     VIA_EV_RX_AGAIN, v, vi->rx_gen, f);
+        f->ready = ready;
+        g_queue_push_tail(&vi->rx_queue, f);
+        if (vi->rx_queue.length == 1) {
+            via_rx_wake_at(s, v, MAX(ready, vi->rx_written));
+        }
         return;
     }
     if (f->wire.flags & VIA_FF_FIRST) {
@@ -174,11 +186,33 @@ static void via_rx_data(ViaState *s, ViaFrame *f, uint64_t ready, bool again)
     rl_sched_add(&s->rl->sched, t, RL_EV_CLASS_INTERNAL, 0, VIA_EV_RX_WRITE, v, vi->rx_gen, f);
 }
 
-/* A frame that waited for VI v's last message to be written is taken now. */
-void via_rx_again(ViaState *s, uint32_t v, ViaFrame *f)
+/*
+ * VI v's waiting frames are taken in order, each once it is checked and the message
+ * before it is written; the first that must wait longer keeps its place.
+ */
+void via_rx_again(ViaState *s, uint32_t v)
 {
-    s->vi[v].rx_waiting--;
-    via_rx_data(s, f, via_now(), true);
+    ViaVi *vi = &s->vi[v];
+    ViaFrame *f;
+
+    while ((f = g_queue_peek_head(&vi->rx_queue))) {
+        if (via_rx_writing(vi) || f->ready > via_now()) {
+            via_rx_wake_at(s, v, MAX(f->ready, via_rx_writing(vi) ? vi->rx_written : 0));
+            return;
+        }
+        g_queue_pop_head(&vi->rx_queue);
+        via_rx_data(s, f, via_now(), true);
+    }
+}
+
+/* VI v's receive stops (or the board resets): its waiting frames are dropped. */
+void via_rx_queue_clear(ViaVi *vi)
+{
+    ViaFrame *f;
+
+    while ((f = g_queue_pop_head(&vi->rx_queue))) {
+        g_free(f);
+    }
 }
 
 /* A frame's payload DMA ended: into the descriptor's segments; the last completes it. */

@@ -97,7 +97,7 @@ static void via_event(void *opaque, RlEvent *ev)
         } else if (ev->kind == VIA_EV_RX_WRITE) {
             via_rx_write(s, ev->arg, ev->ptr);
         } else {
-            via_rx_again(s, ev->arg, ev->ptr);
+            via_rx_again(s, ev->arg);
         }
         break;
     case VIA_EV_WB:
@@ -259,6 +259,7 @@ void via_board_reset(ViaState *s)
     for (uint32_t v = 0; v < VIA_MAX_VIS; v++) {
         ViaVi *vi = &s->vi[v];
         uint32_t gen = vi->gen + 1, tx_gen = vi->tx_gen + 1, rx_gen = vi->rx_gen + 1;
+        via_rx_queue_clear(vi);
         memset(vi, 0, sizeof(*vi));
         vi->gen = gen;
         vi->tx_gen = tx_gen;

@@ -41,8 +41,8 @@ enum ViaEventKind {
     VIA_EV_TX_OUT,      /* ptr: ViaFrame; the NIC hands it to the link */
     VIA_EV_ARRIVE,      /* ptr: ViaFrame; a frame from the link reached the NIC */
     VIA_EV_RX_WRITE,    /* arg: VI, gen: its rx_gen, ptr: ViaFrame; its data DMA ended */
-    VIA_EV_RX_AGAIN,    /* arg: VI, gen: its rx_gen, ptr: ViaFrame; it waited for the VI's
-                           last message to be written (via-rx.c, via_rx_data) */
+    VIA_EV_RX_AGAIN,    /* arg: VI, gen: its rx_gen; the frames in its rx_queue may be
+                           taken (via-rx.c, via_rx_data) */
     VIA_EV_WB,          /* ptr: ViaDone; a descriptor's write-back DMA ended */
     VIA_EV_CQE,         /* ptr: ViaDone; a CQ entry's DMA ended */
     VIA_EV_CM_IN,       /* ptr: ViaFrame; a CM message is checked: into the mailbox */
@@ -55,6 +55,7 @@ typedef struct ViaFrame {
     uint32_t len;               /* payload bytes */
     bool complete;              /* a datagram's last frame: its send completes as it leaves */
     uint32_t vi, gen;           /* then: the VI and its tx_gen */
+    uint64_t ready;             /* received: the NIC's engine has checked it */
     ViaWire wire;
     uint8_t data[];
 } ViaFrame;
@@ -122,9 +123,9 @@ typedef struct ViaVi {
     uint32_t rx_src, rx_status, rx_len, rx_msg_len;
     uint64_t rx_ready;          /* its receive descriptor is fetched and checked */
     uint64_t rx_written;        /* the last frame's data DMA written so far ends */
-    /* its frames waiting (VIA_EV_RX_AGAIN) for the message before to be written: a frame
-     * that comes meanwhile waits behind them, so that the NIC takes them in order */
-    uint32_t rx_waiting;
+    /* its frames waiting for the message before to be written, in the order they came
+     * (ViaFrame *): one VIA_EV_RX_AGAIN event takes them in that order (via-rx.c) */
+    GQueue rx_queue;
     ViaDesc rx;
 } ViaVi;
 
@@ -215,7 +216,8 @@ void via_cm_send(ViaState *s, uint64_t bus_end);
 /* via-rx.c */
 void via_rx_arrive(ViaState *s, ViaFrame *f);
 void via_rx_write(ViaState *s, uint32_t v, ViaFrame *f);
-void via_rx_again(ViaState *s, uint32_t v, ViaFrame *f);
+void via_rx_again(ViaState *s, uint32_t v);
+void via_rx_queue_clear(ViaVi *vi);
 void via_cm_in(ViaState *s, ViaFrame *f);
 
 /* via-cq.c */

@@ -376,6 +376,45 @@ def test_frames_behind_a_waiting_frame_wait_behind_it(artifacts, tmp_path):
         rig.close()
 
 
+def test_a_frame_that_waits_again_keeps_its_place(artifacts, tmp_path):
+    """Three two-frame datagrams back to back. The second's frames wait for the first's
+    write; the third's first frame comes just before that write ends and is checked
+    just after, by when the second message is being written, so it waits again; the
+    third's second frame comes in between. The NIC keeps them in the order they came:
+    all three land, nothing is dropped (the second frame used to be taken before the
+    first it had waited behind: dropped, and the first left opening a message that the
+    next message's frames could never complete)."""
+    msgs = [pattern(4096), pattern(2098, 5), pattern(2100, 7)]
+    frames1, frames2, frames3 = (data_frames(m, 2, 2, seq=i, type_=R.VIA_F_DGRAM)
+                                 for i, m in enumerate(msgs))
+    a1, a2 = T + 100_000, T + 117_000
+    nic = Nic(P)                    # when the first message's data is written (receive())
+    c1 = nic.engine(a1, P["frame"])
+    ready = nic.fetch(c1, 1)
+    nic.dma(max(c1, ready), 2048)
+    c2 = nic.engine(a2, P["frame"])
+    end = nic.dma(max(c2, ready), 2048)
+    assert end - c2 > 1_000 and P["frame"] > 70
+    frames = [(a1, 1, frames1[0]), (a2, 1, frames1[1]),
+              (c2 + 200, 1, frames2[0]), (c2 + 400, 1, frames2[1]),
+              (end - 50, 1, frames3[0]), (end + 20, 1, frames3[1])]
+    rig = Rig(artifacts, tmp_path, frames=frames)
+    try:
+        rig.bring_up()
+        assert rig.vi_cmd(2, R.VIA_VI_CMD_DATAGRAM) == 0
+        for i in range(3):
+            rig.mem(0x100 * i, descriptor([(VA + 0x4000 + 0x2000 * i, HANDLE, 8192)],
+                                          length=0))
+            rig.post(2, 1, 0x100 * i)
+        rig.q.clock_set(T + 400_000)
+        assert [(rig.desc(0x100 * i)["status"], rig.desc(0x100 * i)["length"])
+                for i in range(3)] == [(RECV, len(m)) for m in msgs]
+        assert [rig.read(0x4000 + 0x2000 * i, len(m)) for i, m in enumerate(msgs)] == msgs
+        assert rig.reg(R.VIA_REG_RX_DROPS) == 0 and rig.reg(R.VIA_REG_RX_MSGS) == 3
+    finally:
+        rig.close()
+
+
 def test_a_dropped_message_is_dropped_to_its_last_frame(artifacts, tmp_path):
     """A two-frame datagram that finds no receive descriptor is one drop, and the NIC
     follows its frames to the last: the next message, with a descriptor posted, lands
