@@ -340,6 +340,17 @@ def test_a_message_right_behind_another_waits_for_its_write(artifacts, tmp_path,
         rig.close()
 
 
+def two_frames_written(a1: int, a2: int) -> tuple[int, int]:
+    """A 4096-byte message's two frames arriving at a1 and a2 (one receive descriptor):
+    when the NIC has checked the second, and when its data is written (receive())."""
+    nic = Nic(P)
+    c1 = nic.engine(a1, P["frame"])
+    ready = nic.fetch(c1, 1)
+    nic.dma(max(c1, ready), 2048)
+    c2 = nic.engine(a2, P["frame"])
+    return c2, nic.dma(max(c2, ready), 2048)
+
+
 def test_frames_behind_a_waiting_frame_wait_behind_it(artifacts, tmp_path):
     """A two-frame datagram message right behind another: its first frame comes while
     the write of the one before still runs, and waits for it; its second comes once that
@@ -350,12 +361,7 @@ def test_frames_behind_a_waiting_frame_wait_behind_it(artifacts, tmp_path):
     first = data_frames(big, 2, 2, type_=R.VIA_F_DGRAM)
     second = data_frames(nxt, 2, 2, seq=1, type_=R.VIA_F_DGRAM)
     a1, a2 = T + 100_000, T + 117_000
-    nic = Nic(P)                    # when the first message's data is written (receive())
-    c1 = nic.engine(a1, P["frame"])
-    ready = nic.fetch(c1, 1)
-    nic.dma(max(c1, ready), 2048)
-    c2 = nic.engine(a2, P["frame"])
-    end = nic.dma(max(c2, ready), 2048)
+    _, end = two_frames_written(a1, a2)
     assert P["frame"] > 70          # the second frame comes before the first is checked
     frames = [(a1, 1, first[0]), (a2, 1, first[1]),
               (end - 50, 1, second[0]), (end + 20, 1, second[1])]
@@ -388,12 +394,7 @@ def test_a_frame_that_waits_again_keeps_its_place(artifacts, tmp_path):
     frames1, frames2, frames3 = (data_frames(m, 2, 2, seq=i, type_=R.VIA_F_DGRAM)
                                  for i, m in enumerate(msgs))
     a1, a2 = T + 100_000, T + 117_000
-    nic = Nic(P)                    # when the first message's data is written (receive())
-    c1 = nic.engine(a1, P["frame"])
-    ready = nic.fetch(c1, 1)
-    nic.dma(max(c1, ready), 2048)
-    c2 = nic.engine(a2, P["frame"])
-    end = nic.dma(max(c2, ready), 2048)
+    c2, end = two_frames_written(a1, a2)
     assert end - c2 > 1_000 and P["frame"] > 70
     frames = [(a1, 1, frames1[0]), (a2, 1, frames1[1]),
               (c2 + 200, 1, frames2[0]), (c2 + 400, 1, frames2[1]),
