@@ -4,9 +4,9 @@
  *
  * A guest program opens and closes a window by executing the marker
  * instruction, "xchg %bx,%bx" (66 87 db: Bochs' magic breakpoint, a no-op
- * for the CPU). While a window is open every block's executions are added to
- * its count; at exit the plugin writes one line per block that ran inside a
- * window: its guest virtual address, its instructions and its executions.
+ * for the CPU). While a window is open every instruction that runs is counted
+ * to its translated block; at exit the plugin writes one line per block that
+ * ran inside a window: its guest virtual address and the instructions counted.
  * Symbols are resolved afterwards, from the guest's own symbol tables
  * (src/retrolink/profile/).
  *
@@ -14,14 +14,22 @@
  * ends and the next begins with "nopl 0x524cNNNN(%rax)" (0f 1f 80 and the
  * 32-bit displacement 0x524c0000 + step id NNNN: 'RL', never an assembler's
  * padding, whose displacement is 0). The instructions between two step marks
- * go to the pair (from, to); each block's executions are also counted per
+ * go to the pair (from, to); each block's instructions are also counted per
  * step (the last mark before them), so a step's instructions can be named by
  * function. The window's opening is step 0, its closing step 0xffff.
  *
- * Why per block and not per instruction: one call per block costs far less,
- * and under -icount a block runs whole except when an instruction in it
- * faults (a page fault in a copy from user memory): such a block counts its
- * instructions after the fault too, a small overcount said in the docs.
+ * How instructions are counted: an inline add as each instruction begins (no
+ * call), and one call as each block begins, which gives the instructions begun
+ * since the last call to the block that ran them. A block does not always run
+ * whole: an instruction that faults ends it (the fault's handler runs, then the
+ * instruction again), and under -icount a device access that is not a block's
+ * last instruction ends it too (QEMU runs that access again alone, in a block
+ * it does not instrument, then the rest in a new block). Counting blocks whole
+ * would count the instructions after such an access twice, as many as remain in
+ * that block, and where the lock-step's sync points cut blocks depends on the
+ * host's timing. Counting each instruction as it begins counts a device access
+ * once, and an instruction that faults twice (the fault and the run after it:
+ * the same in every run).
  *
  * Counting does not change what the guest does: under -icount the virtual
  * clock follows the instructions executed, whatever the host spends here.
@@ -47,8 +55,8 @@ static const uint8_t step_marker[] = { 0x0f, 0x1f, 0x80 };    /* then disp32 */
 typedef struct {
     uint64_t vaddr;
     uint64_t insns;                 /* in the block */
-    uint64_t in_windows;            /* executions inside windows */
-    uint64_t *by_step;              /* executions inside windows per step index */
+    uint64_t in_windows;            /* its instructions counted inside windows */
+    uint64_t *by_step;              /* the same per step index */
 } Block;
 
 typedef struct {
@@ -64,6 +72,9 @@ static GHashTable *segments;        /* (from << 16 | to) -> Segment */
 static uint32_t step_ids[MAX_STEPS] = { STEP_OPEN };  /* step index -> id */
 static unsigned int nsteps = 1, cur_step;             /* cur_step: an index */
 static uint64_t seg_insns;          /* since the last step mark */
+static qemu_plugin_u64 begun;       /* per vCPU: instructions begun (an inline add each) */
+static uint64_t settled;            /* `begun` when last given to a block */
+static Block *cur_block;            /* the block running */
 static bool steps_marked, too_many_steps;
 
 /* Close the current segment at step id `to` and start step `to`. */
@@ -107,10 +118,29 @@ static gboolean block_equal(gconstpointer a, gconstpointer b)
     return x->vaddr == y->vaddr && x->insns == y->insns;
 }
 
-/* The marker ran: open a window, or close the open one. */
+/* The instructions begun since the last call are the running block's. */
+static void settle(unsigned int cpu)
+{
+    uint64_t now = qemu_plugin_u64_get(begun, cpu);
+    uint64_t n = now - settled;
+
+    settled = now;
+    if (open_window && cur_block && n) {
+        cur_block->in_windows += n;
+        seg_insns += n;
+        if (!cur_block->by_step) {
+            cur_block->by_step = g_new0(uint64_t, MAX_STEPS);
+        }
+        cur_block->by_step[cur_step] += n;
+    }
+}
+
+/* The marker ran (it is counted with what comes before it): open a window, or close
+ * the open one. */
 static void marker_hit(unsigned int cpu, void *udata)
 {
     g_mutex_lock(&lock);
+    settle(cpu);
     marks++;
     windows += open_window;
     if (open_window && steps_marked) {
@@ -126,6 +156,7 @@ static void marker_hit(unsigned int cpu, void *udata)
 static void step_hit(unsigned int cpu, void *udata)
 {
     g_mutex_lock(&lock);
+    settle(cpu);
     if (open_window) {
         steps_marked = true;
         segment_end(GPOINTER_TO_UINT(udata));
@@ -139,16 +170,8 @@ static void step_hit(unsigned int cpu, void *udata)
  */
 static void block_exec(unsigned int cpu, void *udata)
 {
-    Block *b = udata;
-
-    if (open_window) {
-        b->in_windows++;
-        seg_insns += b->insns;
-        if (!b->by_step) {
-            b->by_step = g_new0(uint64_t, MAX_STEPS);
-        }
-        b->by_step[cur_step]++;
-    }
+    settle(cpu);
+    cur_block = udata;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -169,6 +192,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; i < key.insns; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         uint8_t bytes[sizeof(marker)];
+
+        /* first, so that a mark's own instruction is begun when its call runs */
+        qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                            begun, 1);
 
         if (qemu_plugin_insn_size(insn) == sizeof(marker) &&
             qemu_plugin_insn_data(insn, bytes, sizeof(bytes)) == sizeof(bytes) &&
@@ -217,13 +244,13 @@ static void write_steps(FILE *f, GList *all)
                 (unsigned int)(*k & 0xffff), s->insns, s->passes);
     }
     g_list_free(keys);
-    fprintf(f, "# per step: stepblock vaddr insns step executions\n");
+    fprintf(f, "# per step: stepblock vaddr step instructions\n");
     for (it = all; it; it = it->next) {
         Block *b = it->data;
         for (unsigned int i = 0; b->by_step && i < nsteps; i++) {
             if (b->by_step[i]) {
-                fprintf(f, "stepblock %016" PRIx64 " %" PRIu64 " %u %" PRIu64 "\n",
-                        b->vaddr, b->insns, step_ids[i], b->by_step[i]);
+                fprintf(f, "stepblock %016" PRIx64 " %u %" PRIu64 "\n",
+                        b->vaddr, step_ids[i], b->by_step[i]);
             }
         }
     }
@@ -243,18 +270,18 @@ static void plugin_exit(qemu_plugin_id_t id, void *p)
         return;
     }
     g_mutex_lock(&lock);
+    settle(0);                      /* one vCPU (-smp 1) */
     if (open_window && steps_marked) {
         segment_end(STEP_CLOSE);
     }
     windows += open_window;         /* a window the guest never closed ends here */
-    fprintf(f, "# rl-insn-profile 1\n# windows %" PRIu64 " marks %" PRIu64 "\n"
-            "# vaddr insns executions\n", windows, marks);
+    fprintf(f, "# rl-insn-profile 2\n# windows %" PRIu64 " marks %" PRIu64 "\n"
+            "# vaddr instructions\n", windows, marks);
     all = g_list_sort(g_hash_table_get_values(blocks), by_vaddr);
     for (it = all; it; it = it->next) {
         Block *b = it->data;
         if (b->in_windows) {
-            fprintf(f, "%016" PRIx64 " %" PRIu64 " %" PRIu64 "\n", b->vaddr, b->insns,
-                    b->in_windows);
+            fprintf(f, "%016" PRIx64 " %" PRIu64 "\n", b->vaddr, b->in_windows);
         }
     }
     if (steps_marked) {
@@ -283,6 +310,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         return -1;
     }
     blocks = g_hash_table_new(block_hash, block_equal);
+    begun = qemu_plugin_scoreboard_u64(qemu_plugin_scoreboard_new(sizeof(uint64_t)));
     segments = g_hash_table_new(g_int64_hash, g_int64_equal);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);

@@ -63,18 +63,18 @@ def test_categories(function, module, expected):
 
 
 def write_counts(path, windows, rows):
-    path.write_text("# rl-insn-profile 1\n"
-                    f"# windows {windows} marks {2 * windows}\n# vaddr insns executions\n" +
-                    "".join(f"{a:016x} {i} {e}\n" for a, i, e in rows))
+    path.write_text("# rl-insn-profile 2\n"
+                    f"# windows {windows} marks {2 * windows}\n# vaddr instructions\n" +
+                    "".join(f"{a:016x} {n}\n" for a, n in rows))
 
 
 def test_summary_sums_per_function_and_category(tmp_path, syms):
     p = tmp_path / "node0-insns.txt"
-    write_counts(p, 1, [(k(0xffffffff81000100), 10, 4),       # do_syscall_64: 40
-                        (k(0xffffffff81000120), 5, 4),        # do_syscall_64: 20
-                        (k(0xffffffff81000300), 1, 8),        # the return thunk: 8
-                        (0xffffffffc0001000, 30, 2),          # norma: 60
-                        (0x401000, 12, 1)])                   # user: 12
+    write_counts(p, 1, [(k(0xffffffff81000100), 40),          # do_syscall_64: 40
+                        (k(0xffffffff81000120), 20),          # do_syscall_64: 20
+                        (k(0xffffffff81000300), 8),           # the return thunk: 8
+                        (0xffffffffc0001000, 60),             # norma: 60
+                        (0x401000, 12)])                      # user: 12
     prof = report.read(p)
     assert prof.total == 140
     s = report.summary(prof, syms, per=2, top=3)
@@ -89,13 +89,13 @@ def test_summary_sums_per_function_and_category(tmp_path, syms):
 
 def test_steps_sum_per_pair_of_marks_and_per_step(tmp_path, syms):
     p = tmp_path / "node0-insns.txt"
-    write_counts(p, 1, [(k(0xffffffff81000100), 10, 4), (0xffffffffc0001000, 30, 2)])
+    write_counts(p, 1, [(k(0xffffffff81000100), 40), (0xffffffffc0001000, 60)])
     p.write_text(p.read_text() + "# steps: step from to instructions passes\n"
                  "step 0 32 10 1\nstep 32 8 100 2\nstep 8 65535 0 1\n"
-                 "# per step: stepblock vaddr insns step executions\n"
-                 f"stepblock {k(0xffffffff81000100):016x} 10 0 1\n"
-                 f"stepblock {k(0xffffffff81000100):016x} 10 32 3\n"
-                 "stepblock ffffffffc0001000 30 32 2\n")
+                 "# per step: stepblock vaddr step instructions\n"
+                 f"stepblock {k(0xffffffff81000100):016x} 0 10\n"
+                 f"stepblock {k(0xffffffff81000100):016x} 32 30\n"
+                 "stepblock ffffffffc0001000 32 60\n")
     s = report.summary(report.read(p), syms, per=2, top=3)
     assert s["segments"] == [
         {"from": "(window opened)", "to": "send_begin", "instructions": 5, "passes": 0.5},
@@ -118,12 +118,12 @@ def test_missing_or_bad_counts_are_named(tmp_path):
     bad.write_text("hello\n")
     with pytest.raises(report.ProfileError, match="not the instruction profile's output"):
         report.read(bad)
-    bad.write_text("# rl-insn-profile 1\n# windows\n")
+    bad.write_text("# rl-insn-profile 2\n# windows\n")
     with pytest.raises(report.ProfileError, match="line 2: '# windows' is not"):
         report.read(bad)
     write_counts(bad, 1, [])
-    bad.write_text(bad.read_text() + "zz 1\n")
-    with pytest.raises(report.ProfileError, match="line 4: 'zz 1'"):
+    bad.write_text(bad.read_text() + "zz 1 2\n")
+    with pytest.raises(report.ProfileError, match="line 4: 'zz 1 2'"):
         report.read(bad)
 
 

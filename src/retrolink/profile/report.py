@@ -8,7 +8,7 @@ from retrolink.profile import steps as step_names
 from retrolink.profile.categories import category
 from retrolink.profile.symbols import Symbols
 
-HEADER = "# rl-insn-profile 1"
+HEADER = "# rl-insn-profile 2"
 
 
 class ProfileError(Exception):
@@ -18,15 +18,15 @@ class ProfileError(Exception):
 @dataclass(frozen=True)
 class Profile:
     windows: int
-    blocks: list[tuple[int, int, int]]     # (vaddr, instructions, executions)
+    blocks: list[tuple[int, int]]          # (vaddr, instructions counted in the block)
     # with step marks (docs/profile.md "Steps"): (from, to) -> (instructions, passes)
     segments: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
-    # (vaddr, instructions, step, executions): the blocks' executions per step
-    step_blocks: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # (vaddr, step, instructions): the blocks' instructions per step
+    step_blocks: list[tuple[int, int, int]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
-        return sum(n * e for _, n, e in self.blocks)
+        return sum(n for _, n in self.blocks)
 
 
 def read(path: Path) -> Profile:
@@ -52,23 +52,24 @@ def read(path: Path) -> Profile:
             if w[0] == "step":
                 segments[(int(w[1]), int(w[2]))] = (int(w[3]), int(w[4]))
             elif w[0] == "stepblock":
-                step_blocks.append((int(w[1], 16), int(w[2]), int(w[3]), int(w[4])))
+                a, step, i = w[1:]
+                step_blocks.append((int(a, 16), int(step), int(i)))
             else:
-                a, i, e = w
-                blocks.append((int(a, 16), int(i), int(e)))
+                a, i = w
+                blocks.append((int(a, 16), int(i)))
         except (ValueError, IndexError):
-            raise ProfileError(f"{path} line {n}: {line!r} is not 'vaddr insns executions', "
-                               "'step from to insns passes' or "
-                               "'stepblock vaddr insns step executions'") from None
+            raise ProfileError(f"{path} line {n}: {line!r} is not 'vaddr instructions', "
+                               "'step from to instructions passes' or "
+                               "'stepblock vaddr step instructions'") from None
     return Profile(windows, blocks, segments, step_blocks)
 
 
 def by_function(profile: Profile, symbols: Symbols) -> dict[tuple[str, str], int]:
     """(function, module) -> instructions."""
     out: dict[tuple[str, str], int] = defaultdict(int)
-    for vaddr, insns, execs in profile.blocks:
+    for vaddr, insns in profile.blocks:
         s = symbols.lookup(vaddr)
-        out[(s.name, s.module)] += insns * execs
+        out[(s.name, s.module)] += insns
     return dict(out)
 
 
@@ -88,9 +89,9 @@ def by_step(profile: Profile, symbols: Symbols, per: int) -> dict:
              "instructions": n / per, "passes": p / per}
             for (a, b), (n, p) in sorted(profile.segments.items())]
     per_step: dict[int, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
-    for vaddr, insns, step, execs in profile.step_blocks:
+    for vaddr, step, insns in profile.step_blocks:
         s = symbols.lookup(vaddr)
-        per_step[step][(s.name, s.module)] += insns * execs
+        per_step[step][(s.name, s.module)] += insns
     steps = {}
     for step, functions in sorted(per_step.items()):
         ranked = sorted(functions.items(), key=lambda kv: (-kv[1], kv[0]))
