@@ -98,6 +98,8 @@ struct RlLink {
     bool progress_told;      /* the fabric has had a PROGRESS since our last publication */
     uint64_t grant;          /* may run up to here */
     uint64_t promised;       /* last promise sent: no frame may be ready before it */
+    uint64_t reached;        /* an access's wait ran the node's events to here, its vCPU
+                                standing still before it (rl_port_wait) */
     uint64_t violations;     /* frames ready before our promise (moved to it) */
     uint64_t late_delivers;  /* frames delivered after their arrival time */
     uint64_t granularity;    /* ns per guest instruction: timers fire up to this-1 late */
@@ -509,8 +511,9 @@ static void rl_progress_cb(void *opaque)
     RlLink *l = opaque;
     uint64_t now = rl_now(), guest, grant;
 
-    if (!l->up || now >= l->grant || qemu_shutdown_requested_get() || l->stopping) {
-        return;
+    if (!l->up || now >= l->grant || qemu_shutdown_requested_get() || l->stopping ||
+        (l->reached && now <= l->reached)) {
+        return;     /* (the last: a wait published further, the vCPU held past it) */
     }
     if (timer_pending(l->progress_timer)) {
         timer_del(l->progress_timer);       /* called from the deadline hook */
@@ -877,11 +880,23 @@ bool rl_port_wait(RlPort *p, bool (*done)(void *opaque),
     int64_t moved_at = get_clock();
     while (!done(opaque)) {
         if (l->grant >= INT64_MAX || qemu_shutdown_requested_get() || l->stopping ||
-            !rl_wait_round(l, now)) {
+            !rl_wait_round(l, MAX(now, l->reached))) {
             ok = false;         /* nothing can come any more, or we leave */
             break;
         }
         progress(opaque, l->grant);
+        if (!done(opaque) && l->grant > l->reached + 1) {
+            /*
+             * The device ran its events to the grant, and the vCPU will not go on before
+             * the access ends, after them: the node has reached grant - 1, and says so
+             * at its next round. Else the frames delivered to it before the grant, which
+             * it has taken, would keep bounding its reaction (docs/fabric.md, "The
+             * synchronisation rule": arrivals count until the node's time passes them),
+             * and two nodes each waiting for the other's answer to its own load could
+             * hold each other's grant just short of that answer for ever.
+             */
+            l->reached = l->grant - 1;
+        }
         if (l->grant != last_grant) {
             last_grant = l->grant;
             moved_at = get_clock();
@@ -903,6 +918,11 @@ bool rl_port_wait(RlPort *p, bool (*done)(void *opaque),
         rl_arm(l);
     }
     return ok;
+}
+
+uint64_t rl_port_reached(RlPort *p)
+{
+    return p && p->link ? p->link->reached : 0;
 }
 
 bool rl_port_is_up(RlPort *p)

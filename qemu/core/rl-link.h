@@ -100,19 +100,23 @@ bool rl_port_notices(RlPort *port);
 /*
  * Wait in the vCPU thread, inside a device access (a non-transparent bridge's load, whose
  * data is in a peer's QEMU), until done(opaque): the node's clock stands still at now,
- * the vCPU being held. Each round reports a sync point at now with the node's promise
- * (the ports' promise ops: the device knows the access holds the guest), takes the
- * fabric's grant, reading and dispatching its DELIVERs, and calls progress(opaque, grant):
- * no frame can arrive before the grant any more, so the device may run its own events
- * before it (the vCPU cannot act before the access ends) and raise its promise. Grants
- * and sync times follow the lock-step's rules (a sync at now, its promise never below
- * what the node has sent). False if the link is lost, QEMU is quitting, the node is at
+ * the vCPU being held. Each round reports a sync point with the node's promise (the
+ * ports' promise ops: the device knows the access holds the guest), takes the fabric's
+ * grant, reading and dispatching its DELIVERs, and calls progress(opaque, grant): no
+ * frame can arrive before the grant any more, so the device runs its own events before
+ * it (it must run them all, unless done) and raises its promise. The first round's sync
+ * is at now, each later one at the last grant - 1 (rl_port_reached), which the node has
+ * reached by then: the caller holds the vCPU past that (its bus) whatever the outcome.
+ * Grants and sync times follow the lock-step's rules (its promise never below what the
+ * node has sent). False if the link is lost, QEMU is quitting, the node is at
  * its boot barrier, a grant of never says nothing can come any more, or no grant has
  * moved for 30 s of host time (a peer that does not run: held at its boot barrier, which
  * this node has not reached; said on stderr): the access then fails.
  */
 bool rl_port_wait(RlPort *port, bool (*done)(void *opaque),
                   void (*progress)(void *opaque, uint64_t grant), void *opaque);
+/* How far the node's waits have run its events (0 before any): see rl_port_wait. */
+uint64_t rl_port_reached(RlPort *port);
 
 /* True while the node is connected to the fabric. */
 bool rl_port_is_up(RlPort *port);

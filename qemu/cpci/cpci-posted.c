@@ -103,8 +103,11 @@ uint64_t cpci_pw_hold(CpciState *s, uint32_t bytes, uint64_t pci_ns)
         return rl_bus_hold(&s->bus, pci_ns);
     }
     q->need_ns = pci_ns;
-    if (!cpci_pw_room(s) &&
-        !rl_port_wait(s->rl->port, cpci_pw_room, cpci_pw_progress, s)) {
+    bool room = cpci_pw_room(s) ||
+                rl_port_wait(s->rl->port, cpci_pw_room, cpci_pw_progress, s);
+    /* the wait ran this node's events on: the CPU goes on after them (rl_port_wait) */
+    rl_bus_hold_until(&s->bus, rl_port_reached(s->rl->port) + 1);
+    if (!room) {
         /* the link lost, QEMU quitting, nothing can come: no notice will */
         warn_report("retrolink-cpci node %u: a posted write at %" PRIu64 " ns gets no room "
                     "in the bridge's buffer (no notice can come); %u frames forgotten",

@@ -80,6 +80,8 @@ static uint64_t cpci_win_load(CpciState *s, uint32_t node, uint32_t off, unsigne
     back = rl_port_wait(s->rl->port, cpci_load_done, cpci_load_progress, s) &&
            s->load.have;
     s->load.pending = false;
+    /* the wait ran this node's events on: the CPU goes on after them (rl_port_wait) */
+    rl_bus_hold_until(&s->bus, rl_port_reached(s->rl->port) + 1);
     if (back) {
         /* the CPU's retry reads the data the bridge holds */
         rl_bus_hold_until(&s->bus, s->load.arrival + cpci_pci_ns(s, size));
