@@ -93,6 +93,25 @@ def test_multiline_output_and_deterministic_guest_time():
     assert a.stdout == b.stdout
 
 
+def test_a_command_of_many_pages_runs_whole():
+    """A command reaches its node in a fw_cfg slot of fixed size, read a page at a time
+    up to its length (guest/rootfs/init): a script of several pages runs to its last line,
+    and nothing of the slot's padding follows it."""
+    script = "".join(f"x{i}={i}\n" for i in range(3000)) + 'echo "$x0 $x2999"; wc -c < /run/cmd.sh'
+    r = run_retrolink("run", "plain", "--node", "0", "--", script)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[node0] 0 2999", f"[node0] {len(script) + 1}"]
+
+
+def test_a_command_longer_than_its_slot_is_a_clear_error():
+    # several words: one argument of a program may not pass 128 KiB (MAX_ARG_STRLEN)
+    words = ["echo", *["x" * 100_000] * 3]
+    r = run_retrolink("run", "plain", "--", *words)
+    assert r.returncode == 2
+    assert "node 0: the command is 300008 bytes, more than a node takes (262144)" in r.stderr
+    assert "booting" not in r.stderr and "Traceback" not in r.stderr
+
+
 def test_node_out_of_range_is_a_clear_error():
     r = run_retrolink("run", "plain", "--node", "5", "--", "true")
     assert r.returncode == 2

@@ -10,6 +10,8 @@
  *                                   options, and those of the kernel command line
  *                                   (MODULE.option=value), as kmod's modprobe does
  *   rmmod MODULE                    unload it
+ *   head -c BYTES FILE              the first BYTES bytes of FILE: the command out of
+ *                                   its fw_cfg slot (guest/rootfs/init)
  *   hostname NAME                   set the host name
  *   usleep MICROSECONDS             sleep
  *   ip link set DEVICE up           bring an interface up
@@ -171,6 +173,33 @@ static int rmmod(int argc, char **argv)
 	return 0;
 }
 
+static int head(int argc, char **argv)
+{
+	char buf[4096];
+	unsigned long left;
+	ssize_t n = 0;
+	int fd;
+
+	if (argc != 4 || strcmp(argv[1], "-c")) {
+		fprintf(stderr, "usage: head -c BYTES FILE\n");
+		return 1;
+	}
+	left = strtoul(argv[2], NULL, 10);
+	fd = open(argv[3], O_RDONLY);
+	if (fd < 0)
+		return fail("head: open", argv[3]);
+	/* a sysfs file gives at most a page a read */
+	while (left && (n = read(fd, buf, left < sizeof(buf) ? left : sizeof(buf))) > 0) {
+		if (write(1, buf, n) != n)
+			return fail("head: write", "stdout");
+		left -= n;
+	}
+	if (n < 0)
+		return fail("head: read", argv[3]);
+	close(fd);
+	return 0;
+}
+
 static int hostname(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -285,6 +314,7 @@ static const struct {
 	{ "devmem", devmem },
 	{ "modprobe", modprobe },
 	{ "rmmod", rmmod },
+	{ "head", head },
 	{ "hostname", hostname },
 	{ "usleep", usleep_cmd },
 	{ "ip", ip },
@@ -300,6 +330,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(name, commands[i].name))
 			return commands[i].main(argc, argv);
-	fprintf(stderr, "rltools: call me as devmem, modprobe, rmmod, hostname, usleep, ip, ping or busybox\n");
+	fprintf(stderr, "rltools: call me as devmem, modprobe, rmmod, head, hostname, usleep, ip, ping or busybox\n");
 	return 1;
 }

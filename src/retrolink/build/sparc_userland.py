@@ -22,7 +22,7 @@ from retrolink.progress import StepFailed, run_logged, step
 PIN_FILE = paths.REPO / "guest" / "sparc" / "klibc.toml"
 TOOLS_DIR = paths.REPO / "guest" / "sparc" / "tools"
 TOOLS = sorted(TOOLS_DIR.glob("*.c"))      # rltools.c and its commands' files
-TOOL_NAMES = ("devmem", "modprobe", "rmmod", "hostname", "usleep", "ip", "ping", "busybox")
+TOOL_NAMES = ("devmem", "modprobe", "rmmod", "head", "hostname", "usleep", "ip", "ping", "busybox")
 # SPARC V8, the sun4m CPUs' instruction set, for klibc and our tools; klibc's own sparc
 # flags (its MCONFIG) plus -mcpu=v8: the cross compiler's 32-bit default is V8+
 CFLAGS = ["-Os", "-m32", "-mptr32", "-mcpu=v8"]

@@ -29,7 +29,8 @@ from retrolink.run.diagnosis import (
     resident_kib, stall_reason, stalled_nodes
 )
 from retrolink.run.fabric_config import fabric_config_text
-from retrolink.run.node_command import DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv
+from retrolink.run.node_command import (DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv,
+                                        write_command_slot)
 from retrolink.run.node_output import NodeOutput, new_end_marker
 from retrolink.run.shards import (
     fabric_mpi, mpirun_command, mpirun_env, node_shards, shard_path)
@@ -234,12 +235,10 @@ class Cluster:
             self.socket = self._socket_path("fabric.sock")
         argvs = []
         for n in range(self.machine.cluster.nodes):
-            cmd_file = None
-            if commands is not None and n in commands:
-                cmd_file = self.dir / f"node{n}-command.sh"
-                cmd_file.write_text(commands[n] + "\n")
             files = NodeFiles(console_log=self.dir / f"node{n}-console.log",
-                              output=self.dir / f"node{n}-output.log", command=cmd_file,
+                              output=self.dir / f"node{n}-output.log",
+                              command=self.dir / f"node{n}-command.sh",
+                              command_length=self.dir / f"node{n}-command.len",
                               end_marker=new_end_marker(),
                               qmp=self._socket_path(f"node{n}-qmp.sock") if interactive else None,
                               interactive_socket=self._socket_path(f"node{n}-shell.sock")
@@ -248,6 +247,7 @@ class Cluster:
                               trace_log=self.dir / f"node{n}-trace.txt",
                               insn_profile=self.dir / f"node{n}-insns.txt"
                               if n in self.insn_profile else None)
+            write_command_slot(files, commands.get(n) if commands is not None else None)
             self.files.append(files)
             self.outputs.append(NodeOutput(files.output, files.end_marker))
             argvs.append(node_argv(self.machine, n, self.art, files,

@@ -19,19 +19,50 @@ DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
 BARRIER_PORT = 0xF5      # guest/rootfs/init waits there for the cluster, booted
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
 RTC_BASE_EPOCH_S = 946684800        # the same in seconds since 1970: the guests' clock at power on
+# A node's command reaches it in a fw_cfg file of this size, the script then NULs, and its
+# length in another (opt/retrolink/cmdlen, COMMAND_LENGTH_DIGITS digits). Every run of a
+# machine thus has the same fw_cfg directory, with or without a command, and the guest's
+# fw_cfg driver, loaded before the boot barrier, reads a run's command after a snapshot's
+# restore as it is: reloading it would cost a 75 MIPS node 160 ms of virtual time, each
+# 1.1 us of it a lock-step round for every node (guest/rootfs/init).
+COMMAND_SLOT_BYTES = 256 << 10
+COMMAND_LENGTH_DIGITS = 8
 
 
 @dataclass(frozen=True)
 class NodeFiles:
     console_log: Path
     output: Path               # the result port (ttyS1): a file, or a socket in 'up'
-    command: Path | None       # the script to run, passed in through fw_cfg
+    command: Path | None       # the script to run in its slot (write_command_slot) ...
+    command_length: Path | None = None   # ... and its length, both passed in through fw_cfg
     end_marker: str = "@@retrolink-end"   # ends the command's output (node_output.py)
     qmp: Path | None = None
     interactive_socket: Path | None = None
     qemu_trace: str | None = None     # -trace events (e.g. 'retrolink_sx_*') ...
     trace_log: Path | None = None     # ... written here (qemu/trace-events)
     insn_profile: Path | None = None  # the instruction profile's output (docs/profile.md)
+
+
+def command_too_long(script: str) -> str | None:
+    """Why script cannot be a node's command, or None."""
+    size = len(script.encode()) + 1
+    if size > COMMAND_SLOT_BYTES:
+        return (f"the command is {size} bytes, more than a node takes ({COMMAND_SLOT_BYTES}): "
+                "put a long script in a file a node can read (an image layer or a disk, "
+                "docs/machines.md) and run that")
+    return None
+
+
+def write_command_slot(files: NodeFiles, script: str | None) -> None:
+    """The node's command slot and length files (COMMAND_SLOT_BYTES); no script: an empty
+    slot, the node keeps a shell (retrolink up)."""
+    data = b"" if script is None else (script + "\n").encode()
+    if len(data) > COMMAND_SLOT_BYTES:
+        raise ValueError(command_too_long(script))
+    with open(files.command, "wb") as f:
+        f.write(data)
+        f.truncate(COMMAND_SLOT_BYTES)      # a sparse file: NULs
+    files.command_length.write_text(f"{len(data):0{COMMAND_LENGTH_DIGITS}d}")
 
 
 def insn_profile_plugin(art: Artifacts) -> Path:
@@ -99,6 +130,7 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
                  "-fw_cfg", f"name=opt/retrolink/hosts,string={guest_net.hosts_file(machine)}"]
     if files.command:
         argv += ["-fw_cfg", f"name=opt/retrolink/cmd,file={files.command}",
+                 "-fw_cfg", f"name=opt/retrolink/cmdlen,file={files.command_length}",
                  "-fw_cfg", f"name=opt/retrolink/end,string={files.end_marker}"]
     if files.qmp:
         argv += ["-qmp", f"unix:{files.qmp},server=on,wait=off"]

@@ -9,7 +9,7 @@ from retrolink.profile.symbols import SymbolError
 from retrolink.progress import StepFailed, say
 from retrolink.run import gdb, snapshot, timeline
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
-from retrolink.run.node_command import Artifacts
+from retrolink.run.node_command import Artifacts, command_too_long
 
 
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
@@ -24,6 +24,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
     run's folder (default: a new one in the runs folder). shards: the fabric in that
     many processes under mpirun (docs/fabric.md, "Shards")."""
     check_shards(machine, shards)
+    check_commands(commands)
     if run_dir is None:
         run_dir = new_run_dir(run_name)
     layout = None
@@ -39,6 +40,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
     scripts = {n: commands.get(n, "true") for n in range(c.nodes)}
     if gdb_node is not None and layout is None:
         scripts[gdb_node] = f"{gdb.dump_script(target.modules)}\n{scripts[gdb_node]}"
+    check_commands(scripts)
     try:
         cluster.start(scripts)
         if gdb_node is not None:
@@ -118,6 +120,13 @@ def check_node_options(count: int, options: dict) -> None:
         for n in ns:
             if not 0 <= n < count:
                 raise StepFailed(f"{opt} {n}: this machine has nodes 0..{count - 1}")
+
+
+def check_commands(commands: dict[int, str]) -> None:
+    """Every node's command fits its fw_cfg slot; checked before anything boots."""
+    for n, script in sorted(commands.items()):
+        if problem := command_too_long(script):
+            raise StepFailed(f"node {n}: {problem}")
 
 
 def check_shards(machine: Machine, shards: int) -> None:
