@@ -76,6 +76,17 @@ def test_each_round_boots_both_clusters_back_to_back_with_a_warm_up_first():
     assert "idle" not in later and later.index("MARK warmup-end") < later.index("MARK busy-start")
 
 
+def test_quick_stretches_are_whole_centiseconds_of_the_guest_s_uptime():
+    # --quick: 0.1 s of warm-up and 0.2 s busy, which the guest's shell counts in
+    # centiseconds: 10 and 20 of them, not 10.0 (a shell arithmetic error)
+    from retrolink.bench.fabric import _script, stretches
+    idle, warmup, busy = stretches(quick=True)
+    assert (idle, warmup, busy) == (10, 0.1, 0.2) and stretches(quick=False) == (60, 1, 2)
+    script = _script(idle, busy, warmup_s=warmup)
+    assert "+10)); echo MARK warmup-start" in script and "+20)); echo MARK busy-start" in script
+    assert "sleep 10;" in script
+
+
 @pytest.mark.parametrize("machine", ["cenju-3", "puma-iii", "eth-pair"])
 def test_the_free_running_twin_runs_the_same_guest_speed_and_memory(machine):
     # a 75 MIPS machine measured against 125 MIPS free-running nodes looked 125/75 cheaper

@@ -32,6 +32,9 @@ from retrolink.run.runner import run_cluster
 # The idle stretch is long because an idle cluster runs at some 50-200x real time: 60
 # virtual s are 0.3-1.2 s of host time, each MARK timed as it is written (run/dir_watch.py)
 IDLE_S, WARMUP_S, BUSY_S = 60, 1, 2
+# --quick: for many nodes, whose busy virtual second costs an hour of this host's wall
+# time at 64 (docs/fabric.md); a stretch is still its length to 10 ms, 5% of 0.2 s
+QUICK_IDLE_S, QUICK_WARMUP_S, QUICK_BUSY_S = 10, 0.1, 0.2
 DEFAULT_NODES = [2, 4, 8]
 HELP = ("what the lock-step costs on --machine: host seconds per virtual second at each node "
         "count (--nodes, --rounds, --transport), idle and busy, against free-running nodes")
@@ -39,16 +42,22 @@ HELP = ("what the lock-step costs on --machine: host seconds per virtual second 
 # SPARCstation nodes' shell (klibc's, docs/sparc.md) has no cut: its own read instead.
 _UPTIME_CS = {"x86_64": "$(u=$(cut -d' ' -f1 /proc/uptime); echo ${u%.*}${u#*.})",
               "sparc32": "$(read u rest < /proc/uptime; echo ${u%.*}${u#*.})"}
-_SPIN = ("e=$(({now}+{cs})); echo MARK {name}-start; "
+_SPIN = ("e=$(({now}+{cs:.0f})); echo MARK {name}-start; "
          "while [ {now} -lt $e ]; do :; done; echo MARK {name}-end")
 # the machine without board or fabric whose nodes are those of the synchronised one
 _PLAIN = {"x86_64": "plain", "sparc32": "sparc-plain"}
 
 
-def _script(idle_s: int, busy_s: int, arch: str = "x86_64") -> str:
+def stretches(quick: bool) -> tuple[float, float, float]:
+    """The idle, warm-up and busy stretches' virtual seconds."""
+    return (QUICK_IDLE_S, QUICK_WARMUP_S, QUICK_BUSY_S) if quick else (IDLE_S, WARMUP_S, BUSY_S)
+
+
+def _script(idle_s: float, busy_s: float, arch: str = "x86_64",
+            warmup_s: float = WARMUP_S) -> str:
     now = _UPTIME_CS[arch]
     parts = [f"echo MARK idle-start; sleep {idle_s}; echo MARK idle-end"] if idle_s else []
-    parts += [_SPIN.format(now=now, cs=WARMUP_S * 100, name="warmup"),
+    parts += [_SPIN.format(now=now, cs=warmup_s * 100, name="warmup"),
               _SPIN.format(now=now, cs=busy_s * 100, name="busy")]
     return "; ".join(parts)
 
@@ -155,24 +164,26 @@ def measure(args, nodes: int, art, overrides: dict, shards: int = 1) -> dict:
     free = free_running_twin(synced)
     rounds = args.rounds
     node_env = {"RETROLINK_LOCKSTEP": "socket"} if args.transport == "socket" else None
+    idle_s, warmup_s, busy_s = stretches(args.quick)
+    arch = synced.cluster.arch
     busy, unsync, syncs, shares, live_run, exchanges = [], [], [], [], [], []
     in_shards = f" in {shards} shards" if shards > 1 else ""
     for r in range(1, rounds + 1):
-        idle = IDLE_S if r == 1 else 0
-        s = _boot(synced, art, _script(idle, BUSY_S, synced.cluster.arch),
+        idle = idle_s if r == 1 else 0
+        s = _boot(synced, art, _script(idle, busy_s, arch, warmup_s),
                   f"{nodes} nodes, round {r} of {rounds}, synchronised{in_shards}: "
-                  + (f"idle {IDLE_S} s, " if idle else "")
-                  + f"warm-up {WARMUP_S} s, busy {BUSY_S} s", node_env, shards)
+                  + (f"idle {idle_s} s, " if idle else "")
+                  + f"warm-up {warmup_s} s, busy {busy_s} s", node_env, shards)
         if shards > 1:
             exchanges.append(_exchanges(s.run_dir))
-        f = _boot(free, art, _script(0, BUSY_S, synced.cluster.arch),
+        f = _boot(free, art, _script(0, busy_s, arch, warmup_s),
                   f"{nodes} nodes, round {r} of {rounds}, free-running (no fabric): "
-                  f"warm-up {WARMUP_S} s, busy {BUSY_S} s")
+                  f"warm-up {warmup_s} s, busy {busy_s} s")
         if idle:
-            idle_wall = _stretch_wall(s.marks, nodes, "idle") / IDLE_S
+            idle_wall = _stretch_wall(s.marks, nodes, "idle") / idle_s
             idle_syncs = _syncs_per_virtual_s(s.mark_slots, nodes, "idle-start", "idle-end")
-        busy.append(_stretch_wall(s.marks, nodes, "busy") / BUSY_S)
-        unsync.append(_stretch_wall(f.marks, nodes, "busy") / BUSY_S)
+        busy.append(_stretch_wall(s.marks, nodes, "busy") / busy_s)
+        unsync.append(_stretch_wall(f.marks, nodes, "busy") / busy_s)
         syncs.append(_syncs_per_virtual_s(s.mark_slots, nodes, "busy-start", "busy-end"))
         shares.append(_exec_share(s.mark_slots, nodes, "busy-start", "busy-end"))
         live_run.append(_live_run(s.mark_slots, nodes, "busy-start", "busy-end"))
@@ -233,7 +244,8 @@ def bench_fabric(args, overrides: dict) -> dict:
     print(table(name, args.transport, points), flush=True)
     return {"machine": name, "transport": args.transport, "shards": args.shards,
             "overrides": overrides,
-            "idle_s": IDLE_S, "warmup_s": WARMUP_S, "busy_s": BUSY_S, "rounds": args.rounds, "points": points}
+            **dict(zip(("idle_s", "warmup_s", "busy_s"), stretches(args.quick))),
+            "rounds": args.rounds, "points": points}
 
 
 def node_counts(machine: str, overrides: dict, requested: list[int] | None) -> list[int]:
