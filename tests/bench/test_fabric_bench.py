@@ -98,3 +98,28 @@ def test_the_free_running_twin_runs_the_same_guest_speed_and_memory(machine):
     assert twin.cluster.cpu_mips == synced.cluster.cpu_mips
     assert twin.cluster.memory_mib == synced.cluster.memory_mib
     assert not twin.boards
+
+
+def test_the_points_measured_before_a_failure_are_printed(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from retrolink.bench import fabric
+    from retrolink.progress import StepFailed
+    point = {"nodes": 2, "shards": 1, "idle_wall_per_virtual_s": 0.05,
+             "busy_synced_wall_per_virtual_s": 4.0, "busy_free_wall_per_virtual_s": 2.0,
+             "busy_ratio": 0.5, "busy_ratio_rounds": [0.5],
+             "syncs_per_node_per_virtual_s_idle": 10.0, "syncs_per_node_per_virtual_s_busy": 9e5,
+             "busy_exec_grant_share": 0.9, "exchanges_per_run": None, "exchange_wait_us": None}
+
+    def measure(args, nodes, art, overrides, shards):
+        if nodes == 64:
+            raise StepFailed("64 nodes, free-running: node0 did not boot")
+        return {**point, "nodes": nodes}
+    monkeypatch.setattr(fabric, "measure", measure)
+    monkeypatch.setattr("retrolink.build.pipeline.build_for", lambda machine: None)
+    args = SimpleNamespace(machine="cenju-3-64", nodes=[2, 8, 64], shards=[1],
+                           transport="shared", rounds=1, quick=True)
+    with pytest.raises(StepFailed, match="did not boot"):
+        fabric.bench_fabric(args, {})
+    rows = [l.split()[0] for l in capsys.readouterr().out.splitlines()[2:]]
+    assert rows == ["2", "8"]

@@ -240,7 +240,14 @@ def bench_fabric(args, overrides: dict) -> dict:
                 say(f"bench fabric: {shards} shards for {nodes} nodes: skipped (a shard "
                     "serves one node at least)")
                 continue
-            points.append(measure(args, nodes, art, overrides, shards))
+            try:
+                points.append(measure(args, nodes, art, overrides, shards))
+            except StepFailed:
+                if points:      # what was measured is not lost with the point that failed
+                    print(table(name, args.transport, points), flush=True)
+                    say("bench fabric: the table above has the points measured before "
+                        "the one that failed")
+                raise
     print(table(name, args.transport, points), flush=True)
     return {"machine": name, "transport": args.transport, "shards": args.shards,
             "overrides": overrides,
