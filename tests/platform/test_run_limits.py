@@ -31,7 +31,7 @@ def test_only_a_person_sets_a_wall_clock_cap():
 def test_plain_nodes_sharing_a_core_get_longer_caps(monkeypatch):
     """64 plain nodes boot cold on 2 cores in about 7 minutes: bench fabric's free-running
     twin of cenju-3-64 failed at the 300 s that suits a node with a core of its own."""
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
     assert nodes_per_core(1) == nodes_per_core(2) == 1 and nodes_per_core(3) == 2
     big = load_machine("plain", {"cluster.nodes": 64})
     assert big.wall_caps() == (32 * PLAIN_BOOT_TIMEOUT_S, 32 * PLAIN_RUN_TIMEOUT_S)

@@ -190,14 +190,17 @@ static int head(int argc, char **argv)
 		return fail("head: open", argv[3]);
 	/* a sysfs file gives at most a page a read */
 	while (left && (n = read(fd, buf, left < sizeof(buf) ? left : sizeof(buf))) > 0) {
-		if (write(1, buf, n) != n)
-			return fail("head: write", "stdout");
+		if (write(1, buf, n) != n) {
+			fail("head: write", "stdout");	/* before close() can change errno */
+			close(fd);
+			return 1;
+		}
 		left -= n;
 	}
 	if (n < 0)
-		return fail("head: read", argv[3]);
+		fail("head: read", argv[3]);
 	close(fd);
-	return 0;
+	return n < 0;
 }
 
 static int hostname(int argc, char **argv)

@@ -34,8 +34,9 @@ PLAIN_BOOT_TIMEOUT_S, PLAIN_RUN_TIMEOUT_S = 300.0, 900.0
 
 
 def nodes_per_core(nodes: int) -> int:
-    """How many nodes share each of this host's cores (1 at least)."""
-    return max(1, -(-nodes // (os.cpu_count() or 1)))
+    """How many nodes share each of the cores this process may run on (1 at least), as
+    the rest of retrolink counts them (os.sched_getaffinity, not every core the host has)."""
+    return max(1, -(-nodes // len(os.sched_getaffinity(0))))
 
 
 class ClusterSettings(Strict):

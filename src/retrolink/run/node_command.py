@@ -56,9 +56,9 @@ def command_too_long(script: str) -> str | None:
 def write_command_slot(files: NodeFiles, script: str | None) -> None:
     """The node's command slot and length files (COMMAND_SLOT_BYTES); no script: an empty
     slot, the node keeps a shell (retrolink up)."""
+    if script is not None and (problem := command_too_long(script)):
+        raise ValueError(problem)       # run_cluster refuses it before anything boots
     data = b"" if script is None else (script + "\n").encode()
-    if len(data) > COMMAND_SLOT_BYTES:
-        raise ValueError(command_too_long(script))
     with open(files.command, "wb") as f:
         f.write(data)
         f.truncate(COMMAND_SLOT_BYTES)      # a sparse file: NULs
