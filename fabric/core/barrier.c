@@ -85,7 +85,13 @@ const char *barrier_message(struct fabric *f, struct node *n, const struct rl_ba
         n->promise = NEVER;      /* it stands still until every node is held */
         n->waiting = false;
         n->last_sync_wall = wall_now();
-        barrier_release_if_held(f);
+        /* in shards, every shard releases at the exchange that tells it the last
+         * arrival (shard_exchange), so that all of them do it with the same arrivals
+         * at the same exchange: a shard releasing here would unhold its nodes before
+         * the others heard they were held, and they would wait for them for ever */
+        if (!f->shard) {
+            barrier_release_if_held(f);
+        }
         return NULL;
     }
     /* RL_BARRIER_STOPPED: at the barrier's time, stopped for a snapshot */

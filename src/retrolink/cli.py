@@ -25,9 +25,10 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     from retrolink.build.pipeline import build_for
     from retrolink.model.machine import MachineError, load_machine, parse_overrides
-    from retrolink.run.runner import check_shards, guest_script, run_command
+    from retrolink.run.runner import check_hosts, check_shards, guest_script, run_command
     machine = load_machine(args.machine, parse_overrides(args.set))
     check_shards(machine, args.shards)
+    check_hosts(machine, args.hosts, args.shards, args.gdb)
     if args.qemu_trace is not None and not re.fullmatch(r"[A-Za-z0-9_*?]+", args.qemu_trace):
         # it becomes -trace enable=PATTERN,file=...: a comma would add QEMU options
         raise MachineError(f"--qemu-trace {args.qemu_trace!r}: a trace event name or "
@@ -44,7 +45,7 @@ def cmd_run(args) -> int:
     result = run_command(machine, art, script, nodes=args.node, timeout_s=args.timeout,
                          trace=args.trace, qemu_trace=args.qemu_trace,
                          insn_profile=args.insn_profile or (), insn_per=args.insn_per,
-                         gdb_node=args.gdb, shards=args.shards)
+                         gdb_node=args.gdb, shards=args.shards, on_hosts=args.hosts)
     return 0 if result.ok else 1
 
 
@@ -173,6 +174,11 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--shards", metavar="K", type=int, default=1,
                    help="run the fabric as K processes under mpirun, each serving a block of "
                         "the nodes, with the one fabric's results (docs/fabric.md, \"Shards\")")
+    s.add_argument("--hosts", metavar="H1,H2,...", type=lambda v: v.split(","),
+                   help="a shard of the fabric on each host, with the QEMUs of the nodes it "
+                        "serves, under mpirun: the same checkout at the same path on every "
+                        "host, its run folder shared, passwordless ssh (docs/fabric.md, "
+                        "\"Shards on several hosts\")")
     s.add_argument("command", nargs="*", help="-- CMD ARGS... (everything after --)")
     s.set_defaults(func=cmd_run)
 

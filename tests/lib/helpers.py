@@ -23,6 +23,34 @@ def run_retrolink(*args, timeout=600, env=None):
                           timeout=timeout, env=full_env, cwd=REPO, stdin=subprocess.DEVNULL)
 
 
+def run_and_kill_a_shard(machine: str, *args, settle_s: float = 5) -> tuple[int, str]:
+    """`retrolink run MACHINE ARGS -- (a busy loop)` with 2 shards: once both shards are up
+    and the nodes have had settle_s to run, kill -9 shard 1; the run's exit status and
+    standard error."""
+    env = dict(os.environ, **session_env)
+    p = subprocess.Popen([str(REPO / "retrolink"), "run", machine, *args, "--",
+                          "while :; do :; done"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        ranks = []
+        for _ in range(600):
+            # this run's shards: their configuration is in its run folder, named after
+            # the machine, the time and the pid of the retrolink that made it
+            ranks = subprocess.run(["pgrep", "-f", rf"^\S*retrolink-fabric-mpi "
+                                    rf".*/{machine}-[0-9]+-[0-9]+-{p.pid}-"],
+                                   capture_output=True, text=True).stdout.split()
+            if len(ranks) == 2:
+                break
+            time.sleep(0.1)
+        assert len(ranks) == 2, ranks
+        time.sleep(settle_s)
+        subprocess.run(["kill", "-9", max(ranks, key=int)])
+        _, err = p.communicate(timeout=300)
+    finally:
+        p.kill()
+    return p.returncode, err
+
+
 def shell_run(sock_path, command, marker, timeout=30):
     """command's output from the shell on a node's shell port (retrolink up), up to the
     line marker-STATUS that follows it."""

@@ -7,11 +7,9 @@ topology's deliveries, trace and counters at 1, 2 and 4 shards with scripted nod
 shards takes a minute of this host for any command (docs/fabric.md, "What it costs"),
 so its guests' run is measured there, not tested here."""
 import re
-import subprocess
-import time
 
 import pytest
-from helpers import REPO, by_role, run_retrolink, session_env
+from helpers import by_role, run_and_kill_a_shard, run_retrolink
 
 pytestmark = pytest.mark.usefixtures("artifacts")
 
@@ -49,6 +47,16 @@ def test_shards_give_the_one_fabrics_output(machine):
         assert r.stdout == one.stdout, shards
 
 
+def test_a_cold_boot_in_shards_passes_the_boot_barrier():
+    """Every shard releases the barrier at the exchange that tells it the last arrival:
+    a shard that released when its own node arrived last unheld that node before the
+    other shards had heard it was held, and they waited for it for ever."""
+    r = run_retrolink("run", "eth-hub", "--shards", "2", "--cold", "--", "hostname",
+                      timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines() == [f"[node{n}] node{n}" for n in range(4)]
+
+
 @pytest.mark.parametrize("shards, message", [
     (0, "--shards 0: 1 to 2 (one node a shard at most)"),
     (3, "--shards 3: 1 to 2 (one node a shard at most)"),
@@ -65,28 +73,6 @@ def test_a_machine_without_a_fabric_has_no_shards():
 
 
 def test_a_killed_shard_is_named_and_the_run_ends():
-    import os
-    env = dict(os.environ, **session_env)
-    # a command that keeps the nodes busy until the run is ended
-    p = subprocess.Popen([str(REPO / "retrolink"), "run", "eth-hub", "--shards", "2", "--",
-                          "while :; do :; done"], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    try:
-        ranks = []
-        for _ in range(600):
-            # this run's shards: their configuration is in its run folder, named after
-            # the machine, the time and the pid of the retrolink that made it
-            ranks = subprocess.run(["pgrep", "-f", rf"^\S*retrolink-fabric-mpi "
-                                    rf".*/eth-hub-[0-9]+-[0-9]+-{p.pid}-"],
-                                   capture_output=True, text=True).stdout.split()
-            if len(ranks) == 2:
-                break
-            time.sleep(0.1)
-        assert len(ranks) == 2, ranks
-        time.sleep(5)           # the nodes are up and running their command
-        subprocess.run(["kill", "-9", max(ranks, key=int)])
-        out, err = p.communicate(timeout=300)
-    finally:
-        p.kill()
-    assert p.returncode != 0
+    code, err = run_and_kill_a_shard("eth-hub", "--shards", "2")
+    assert code != 0
     assert re.search(r"fabric shard 1 \(on \S+\) was killed by signal 9", err), err[-3000:]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrolink import lockstep, paths
-from retrolink.run import gdb, snapshot, sun4m
+from retrolink.run import gdb, hosts, snapshot, sun4m
 from retrolink.model.machine import Machine
 from retrolink.progress import StepFailed, say
 from retrolink.run.dir_watch import DirWatch
@@ -135,11 +135,12 @@ class Cluster:
     def __init__(self, machine: Machine, art: Artifacts, run_dir: Path, trace: bool = False,
                  qemu_trace: str | None = None, node_env: dict | None = None,
                  insn_profile: frozenset = frozenset(), gdb_node: int | None = None,
-                 shards: int = 1):
+                 shards: int = 1, on_hosts: list[str] | None = None):
         """node_env: variables added to each QEMU's environment (bench fabric's
         RETROLINK_LOCKSTEP=socket). gdb_node: the node whose QEMU gets a gdbstub
         (docs/debugging.md). shards: fabric processes under mpirun, each serving a block
-        of the nodes (docs/fabric.md, "Shards"); 1: the one fabric."""
+        of the nodes (docs/fabric.md, "Shards"); 1: the one fabric. on_hosts: a shard
+        per host, each host running its shard's nodes (hosts.py); shards is then theirs."""
         self.machine, self.art, self.dir = machine, art, run_dir
         self.node_env = node_env or {}
         self.trace = trace
@@ -159,6 +160,12 @@ class Cluster:
         self.stats_path = run_dir / "fabric-stats.json"
         self.status_path = run_dir / "fabric-status.json"
         self.fabric_log = run_dir / "fabric.log"
+        self.on_hosts = on_hosts
+        if on_hosts:
+            shards = len(on_hosts)
+            self.sockets = hosts.socket_dir(run_dir)     # each host's own
+            self.sockets.mkdir(parents=True, exist_ok=True)
+            self.socket = self.sockets / "fabric.sock"
         self.shards = shards if machine.uses_fabric else 1
         self.node_shard = node_shards(machine.cluster.nodes, self.shards)
         self.snapshot_key: str | None = None
@@ -204,7 +211,9 @@ class Cluster:
             words = [l for l in check.stderr.splitlines() if l.strip()]
             raise ClusterError(f"the fabric refuses this machine: "
                                f"{words[-1] if words else exit_description(check.returncode)}")
-        if self.shards > 1:
+        if self.on_hosts:
+            argv, env = self._hosts_command(conf)
+        elif self.shards > 1:
             say(f"the fabric in {self.shards} shards under mpirun (nodes per shard: "
                 + ", ".join(str(self.node_shard.count(k)) for k in range(self.shards)) + ")")
             try:
@@ -219,9 +228,13 @@ class Cluster:
                                            stdin=subprocess.DEVNULL,
                                            preexec_fn=_die_with_parent)
         # mpirun takes a while to start its processes
-        waits = 500 if self.shards == 1 else 6000
+        waits = 500 if self.shards == 1 and not self.on_hosts else 6000
         for _ in range(waits):
-            if all(s.exists() for s in self._shard_sockets()):
+            if self.on_hosts:
+                up = all(hosts.shard_up(self.dir, k).exists() for k in range(self.shards))
+            else:
+                up = all(s.exists() for s in self._shard_sockets())
+            if up:
                 return
             if self.fabric.poll() is not None:
                 raise ClusterError(f"the fabric refused to start (it {exit_description(self.fabric.returncode)}): "
@@ -229,6 +242,28 @@ class Cluster:
             time.sleep(0.01)
         raise ClusterError(f"the fabric did not open {self.socket} within {waits / 100:.0f} s "
                            f"(log: {self.fabric_log})")
+
+    def _hosts_command(self, conf: Path) -> tuple[list[str], dict]:
+        """mpirun of every host's host_shard.py, and the plan they read (hosts.json)."""
+        say(f"the fabric in {self.shards} shard(s) on " + ", ".join(
+            f"{h} (nodes {self._nodes_of(k)})" for k, h in enumerate(self.on_hosts))
+            + ", each with its nodes' QEMUs, under mpirun; every node boots cold")
+        try:
+            fabric = fabric_mpi(self.art.fabric) if self.shards > 1 else self.art.fabric
+            plan = self.dir / "hosts.json"
+            plan.write_text(json.dumps({
+                "run_dir": str(self.dir), "fabric": str(fabric), "config": str(conf),
+                "node_env": self.node_env,
+                "nodes": [{"node": n, "shard": k, "socket": str(self.node_socket(n))}
+                          for n, k in enumerate(self.node_shard)]}, indent=1) + "\n")
+            return (hosts.mpirun_command(self.on_hosts, plan, self.node_env),
+                    hosts.mpirun_env(self.node_env))
+        except FileNotFoundError as e:
+            raise ClusterError(f"--hosts: {e}") from None
+
+    def _nodes_of(self, shard: int) -> str:
+        ns = [n for n, k in enumerate(self.node_shard) if k == shard]
+        return f"{ns[0]}-{ns[-1]}" if len(ns) > 1 else str(ns[0])
 
     def start(self, commands: dict[int, str] | None, interactive: bool = False) -> None:
         if self.machine.uses_fabric:
@@ -257,10 +292,15 @@ class Cluster:
                 argvs[-1] += gdb.qemu_args(self.gdb_socket)
         conf = self._fabric_conf() if self.machine.uses_fabric else ""
         conf, argvs = self._snapshot_plan(conf, argvs)
-        if self.machine.uses_fabric:
-            self._start_fabric(conf)
         for n, argv in enumerate(argvs):
             (self.dir / f"node{n}-qemu.cmdline").write_text(shlex.join(argv) + "\n")
+        if self.machine.uses_fabric:
+            self._start_fabric(conf)
+        if self.on_hosts:
+            # each host's host_shard.py starts its nodes (hosts.py)
+            self.nodes = [hosts.HostedNode(self.dir, n, self.fabric) for n in range(len(argvs))]
+            return
+        for n, argv in enumerate(argvs):
             with open(self.dir / f"node{n}-qemu.log", "w") as qlog:
                 self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
                                                    env={**os.environ, **self.node_env},
@@ -273,7 +313,8 @@ class Cluster:
         """Start from this configuration's snapshot, or make it on the way (docs/snapshots.md)."""
         binaries = [self.art.qemu, self.art.kernel,
                     self.art.initrd_for(self.machine.guest.packages)]
-        if snapshot.cold() or not all(p.is_file() for p in binaries):
+        # (on hosts: a snapshot is saved and loaded through each QEMU's monitor, here)
+        if snapshot.cold() or self.on_hosts or not all(p.is_file() for p in binaries):
             return conf, argvs      # (a missing binary: QEMU's start says what is wrong)
         binaries += snapshot.files_named(argvs, [self.dir, self.sockets])
         # a node's shard's socket is the one fabric's to the key: the guests are the same
@@ -421,8 +462,7 @@ class Cluster:
                               f"{why}{log_note}")
         elif self.nodes[n].returncode not in (0, DEBUG_EXIT_STATUS):
             # QEMU's own failure comes first: the console says nothing about it
-            r.problems.append(qemu_failure(n, self.nodes[n].returncode,
-                                           self.dir / f"node{n}-qemu.log"))
+            r.problems.append(self._qemu_failure(n))
         elif not out.finished:
             r.problems.append(f"node{n} {'did not finish its command' if out.booted else 'did not boot'}: "
                               f"{console_reason(files.console_log)}{log_note}")
@@ -437,6 +477,16 @@ class Cluster:
                 r.problems.append(f"node{n}: the guest kernel reported a problem: "
                                   + " | ".join(complaints) + f" (kernel log: {kernel_log})")
         return r
+
+    def _qemu_failure(self, n: int) -> str:
+        node, log = self.nodes[n], self.dir / f"node{n}-qemu.log"
+        if not isinstance(node, hosts.HostedNode):
+            return qemu_failure(n, node.returncode, log)
+        where = node.where() or "not started"
+        if node.returncode == hosts.LOST:
+            return (f"node{n}'s QEMU ({where}): its host's processes ended without its exit "
+                    f"status (their messages: {self.fabric_log}; QEMU's log: {log})")
+        return f"{qemu_failure(n, node.returncode, log)} (on {where})"
 
     def _boot_log(self, n: int) -> list[str]:
         """Node n's kernel log up to the boot barrier: from the snapshot the run started
@@ -470,6 +520,10 @@ class Cluster:
         """Stop whatever still runs: nodes first (they tell the fabric), then the fabric."""
         if self.maker and self.maker.is_alive():
             self.maker.stopping.set()
+        if self.on_hosts and self.fabric and self.fabric.poll() is None and \
+                any(p.poll() is None for p in self.nodes):
+            # mpirun stops the shards; each host's launcher then stops its QEMUs
+            self.fabric.send_signal(signal.SIGTERM)
         for p in self.nodes:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

@@ -7,7 +7,7 @@ from retrolink.profile import run as profile_run
 from retrolink.profile.report import ProfileError
 from retrolink.profile.symbols import SymbolError
 from retrolink.progress import StepFailed, say
-from retrolink.run import gdb, snapshot, timeline
+from retrolink.run import gdb, hosts, snapshot, timeline
 from retrolink.run.cluster import Cluster, RunResult, new_run_dir
 from retrolink.run.node_command import Artifacts, command_too_long
 
@@ -15,15 +15,17 @@ from retrolink.run.node_command import Artifacts, command_too_long
 def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_name: str,
                 timeout_s=None, trace=False, announce=False, qemu_trace=None,
                 node_env=None, insn_profile=frozenset(), gdb_node=None,
-                run_dir=None, shards=1) -> RunResult:
+                run_dir=None, shards=1, on_hosts=None) -> RunResult:
     """Boot the cluster, run commands[n] on node n ('true' on the others: they still boot,
     since they carry the interconnect), wait, stop everything, return the results.
     gdb_node: that node's QEMU gets a gdbstub and a gdb script with the symbols of its
     kernel and modules where a short run from the same snapshot found them; with --cold,
     where its command, which first prints them, says (docs/debugging.md). run_dir: the
     run's folder (default: a new one in the runs folder). shards: the fabric in that
-    many processes under mpirun (docs/fabric.md, "Shards")."""
+    many processes under mpirun (docs/fabric.md, "Shards"); on_hosts: a shard on each of
+    these hosts, with its nodes' QEMUs (run/hosts.py)."""
     check_shards(machine, shards)
+    check_hosts(machine, on_hosts, shards, gdb_node)
     check_commands(commands)
     if run_dir is None:
         run_dir = new_run_dir(run_name)
@@ -36,7 +38,7 @@ def run_cluster(machine: Machine, art: Artifacts, commands: dict[int, str], run_
         say(f"booting {c.nodes} node(s) of '{c.name}' (logs: {run_dir})")
     cluster = Cluster(machine, art, run_dir, trace=trace, qemu_trace=qemu_trace,
                       node_env=node_env, insn_profile=frozenset(insn_profile),
-                      gdb_node=gdb_node, shards=shards)
+                      gdb_node=gdb_node, shards=shards, on_hosts=on_hosts)
     scripts = {n: commands.get(n, "true") for n in range(c.nodes)}
     if gdb_node is not None and layout is None:
         scripts[gdb_node] = f"{gdb.dump_script(target.modules)}\n{scripts[gdb_node]}"
@@ -142,9 +144,28 @@ def check_shards(machine: Machine, shards: int) -> None:
                          "shard at most)")
 
 
+def check_hosts(machine: Machine, on_hosts: list[str] | None, shards: int,
+                gdb_node: int | None) -> None:
+    """--hosts H1,...: checked before anything boots (run/hosts.py)."""
+    if on_hosts is None:
+        return
+    what = f"--hosts {','.join(on_hosts)}"
+    if not machine.uses_fabric:
+        raise StepFailed(f"{what}: machine '{machine.cluster.name}' has no fabric to share "
+                         "out (no interconnect board)")
+    if shards != 1:
+        raise StepFailed(f"{what}: a shard a host; leave out --shards")
+    if gdb_node is not None:
+        raise StepFailed(f"{what}: --gdb needs the node's QEMU on this host; run without "
+                         "--hosts to debug")
+    problem = hosts.check_hosts(on_hosts, machine.cluster.nodes)
+    if problem:
+        raise StepFailed(f"{what}: {problem}")
+
+
 def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeout_s=None,
                 trace=False, qemu_trace=None, insn_profile=(), insn_per=1,
-                gdb_node=None, shards=1) -> RunResult:
+                gdb_node=None, shards=1, on_hosts=None) -> RunResult:
     """`retrolink run`: script on the chosen nodes (all by default), output printed; with
     insn_profile, each of those nodes' instruction profile after it (per insn_per units
     of work); with gdb_node, that node's QEMU gets a gdbstub (docs/debugging.md)."""
@@ -160,7 +181,7 @@ def run_command(machine: Machine, art: Artifacts, script: str, nodes=None, timeo
     result = run_cluster(machine, art, commands,
                          machine.cluster.name or "cluster", timeout_s, trace, announce=True,
                          qemu_trace=qemu_trace, insn_profile=insn_profile,
-                         gdb_node=gdb_node, shards=shards)
+                         gdb_node=gdb_node, shards=shards, on_hosts=on_hosts)
     symbol_lines = {}
     for r in result.nodes:
         if r.node in insn_profile:
