@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from retrolink.run.hosts import EXIT_SUFFIX, HOST_SUFFIX, shard_up
+from retrolink.run.hosts import EXIT_SUFFIX, HOST_SUFFIX, LOST, shard_up
 
 PR_SET_PDEATHSIG = 1
 SOCKET_WAIT_S = 60.0
@@ -51,7 +51,7 @@ def launch(run_dir: Path, shard: int, nodes: list[dict], env: dict) -> int:
     while not sock.exists():
         if fabric_gone or time.monotonic() > deadline:
             for node in nodes:
-                _write(run_dir / f"node{node['node']}{EXIT_SUFFIX}", "-1\n")
+                _write(run_dir / f"node{node['node']}{EXIT_SUFFIX}", f"{LOST}\n")
             print(f"host_shard on {socket.gethostname()}: the shard's socket {sock} did not "
                   f"appear", file=sys.stderr)
             return 1

@@ -175,8 +175,9 @@ UNLOADER = ("ADDR=$(ip -o -4 addr show dev fc0 | awk '{print $4}'); "
             "fc_driver_test --role unbind; " + READD + "; "
             "ping -c 2 node1 > /dev/null && echo ping-after-rebind")
 # node 1 serves iperf3 and stays up through node 0's pings (guest seconds: once node 0
-# is done, node 1's idle sleep passes at once)
-SINK = "iperf3 -s > /dev/null 2>&1 & sleep 60; echo server-done"
+# is done, node 1's idle sleep passes at once). Long: an iperf3 client whose interface
+# went away mid-stream may wait out TCP's retransmissions, minutes, before node 0 goes on
+SINK = "iperf3 -s > /dev/null 2>&1 & sleep 600; echo server-done"
 
 
 @pytest.fixture(scope="module")
