@@ -53,8 +53,11 @@ def test_stock_tools_between_guests(machine):
     assert all(float(row[1]) > 0 for row in np), out
     assert re.search(r"\[node3\] qperf 0\.4", out) and "[node3] sockperf" in out, out
     # nothing lost at the NICs but what a full receive ring drops: at 1 Gb/s the bulk
-    # stream outruns the 125 MIPS receiver (drop_rx_not_ready, as on hardware)
+    # stream outruns the 125 MIPS receiver (drop_rx_not_ready, as on hardware). QEMU's
+    # e100 (eepro100.c) says it can always receive and refuses a frame when its receive
+    # unit has no free descriptor ("no resources"): a full ring is drop_rx_refused there
     c = counters(r)
+    full_ring = {"drop_rx_not_ready", "drop_rx_refused"}
     assert all(v == 0 for n in c.values() for k, v in n.items()
-               if k.startswith("drop_") and k != "drop_rx_not_ready"), c
+               if k.startswith("drop_") and k not in full_ring), c
     assert c[0]["tx_frames"] > 1000 and c[1]["rx_frames"] > 1000, c
