@@ -4,7 +4,9 @@
  * nothing, so the others' grants do not wait for it. When every VM node is held, the
  * barrier's time t is the latest arrival: every node is told (BARRIER_AT) and runs
  * to t, no grant going past it (the cap, in the lock-step file too). When every node
- * has reached t, the barrier is done: the fabric saves its state if asked to, and the
+ * has reached t, and each that publishes in its slot has published there since the
+ * release (until then its slot still says what it said when held, "never": a peer
+ * reading it without the cap would run on unbounded), the barrier is done: the fabric saves its state if asked to, and the
  * cap goes. Nothing may be in flight at t, so a boot must be quiet on the networks:
  * a FRAME before the barrier is done breaks the protocol, and synthetic nodes start
  * sending only then (synthetic_start).
@@ -18,6 +20,12 @@ static char why[RL_ERROR_TEXT_LEN];
 static bool vm_node(const struct node *n)
 {
     return n->kind == NODE_VM && n->alive;
+}
+
+/* Whether node n's slot (if it publishes there) says more than its held "never" */
+static bool published_since_release(const struct node *n)
+{
+    return !n->lockstep || n->sync_points > n->held_syncs;
 }
 
 uint64_t barrier_cap(const struct fabric *f, uint64_t grant)
@@ -50,6 +58,8 @@ static void release(struct fabric *f)
         rl_msg_hdr_init(&m.h, RL_MSG_BARRIER_AT, sizeof(m), n->id, b->t);
         n->held = false;
         n->promise = n->t;       /* it may act again; its next sync point says more */
+        /* the slot can change only once the node has read BARRIER_AT, sent below */
+        n->held_syncs = n->lockstep ? rl_ls_load(&f->ls->node[k].syncs) : 0;
         n->grant = max64(n->grant, b->t);
         fabric_send(f, n, &m, sizeof(m));
     }
@@ -125,7 +135,8 @@ void barrier_check(struct fabric *f)
         return;
     }
     for (uint32_t k = 0; k < f->nnodes; k++) {
-        if (vm_node(&f->nodes[k]) && f->nodes[k].t < b->t) {
+        const struct node *n = &f->nodes[k];
+        if (vm_node(n) && (n->t < b->t || !published_since_release(n))) {
             return;
         }
     }

@@ -101,6 +101,8 @@ struct node {
     bool stall_named;        /* named on stderr in the current stall */
     bool in_status;          /* listed in the status file as holding the cluster up */
     bool held;               /* at the boot barrier, until every node is (barrier.c) */
+    uint64_t held_syncs;     /* its slot's sync points when the barrier released it: one
+                                no later is its held publication, promising never */
     char cut_off[160];       /* why the fabric disconnected it while its QEMU ran on (a
                                 protocol error), for the status file; "" if it did not */
     /* synthetic nodes: a station of network syn_net */

@@ -91,6 +91,11 @@ bool lockstep_refresh(struct fabric *f, struct node *n, char *why, size_t whylen
          * published yet (a node started from a snapshot is at its saved time) */
         return true;
     }
+    if (syncs <= n->held_syncs) {
+        /* its publication at the boot barrier, from before its release: the fabric's
+         * promise for it since (its time) holds until it says more (barrier.c) */
+        return true;
+    }
     const char *bad = t < n->t ? "time went backwards"
                       : t >= TIME_LIMIT ? "time beyond the fabric's limit of 2^63 ns"
                       : promise < t ? "promise earlier than the node's own time"

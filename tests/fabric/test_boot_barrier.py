@@ -167,3 +167,36 @@ def test_a_synthetic_node_starts_after_the_barrier_never_during_the_boot(fabric,
     while not a.delivered:
         a.step()
     assert a.delivered[0]["time"] == ready + W_1000 + 1500
+
+
+def test_a_released_node_s_held_slot_grants_nothing_past_the_barrier(fabric):
+    """A node that publishes in its slot said "never" there when held. Once released,
+    until it publishes again the fabric keeps its promise at its time and the barrier's
+    cap in the file: a peer reading that slot would otherwise run on unbounded, and a
+    frame the released node then sends would reach it in its past."""
+    from test_lockstep_file import LockstepFile
+    f = fabric("nodes 2\nboot_barrier on\n" + TOPOLOGY)
+    file = LockstepFile(f.sock)
+    file.use_slot(1)
+    a, b = FakeNode(f.sock, 0, reaction_ns=500), FakeNode(f.sock, 1, reaction_ns=500)
+    a.welcome(), b.welcome()
+    a.raw(wire.barrier(0, a.grant, wire.BARRIER_HELD))
+    t = b.grant
+    while t < 50_000:
+        t = b.sync(t, t + 500)
+    file.publish(1, t=t, promise=NEVER, grant=t)     # b, the last to arrive
+    b.raw(wire.barrier(1, t, wire.BARRIER_HELD))
+    assert [barrier_at(x)["time"] for x in (a, b)] == [t, t]
+    g = a.grant
+    while g < t:
+        g = a.sync(g, NEVER)
+    assert g == t
+    # a is at t, b's slot still says "never": nothing past t, in the socket or the file
+    a.report(t, NEVER)
+    with pytest.raises(TimeoutError):
+        a.wait_grant()
+    assert file.ls.fab.cap == t
+    # b publishes from t: a may go to b's promise plus the link's latency
+    file.publish(1, t=t, promise=t + 7000, grant=t)
+    b.raw(wire.progress(1, t))
+    assert a.wait_grant() == t + 7000 + file.ls.s.latency[0]

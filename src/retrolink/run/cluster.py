@@ -4,7 +4,6 @@ In command mode nothing is sent to a guest after it starts: the command goes in 
 fw_cfg, output comes back on the result port (a file), and the node ends QEMU through
 the isa-debug-exit port when done.
 """
-import ctypes
 import json
 import math
 import os
@@ -32,19 +31,13 @@ from retrolink.run.fabric_config import fabric_config_text
 from retrolink.run.node_command import (DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv,
                                         write_command_slot)
 from retrolink.run.node_output import NodeOutput, new_end_marker
+from retrolink.run.processes import die_with_parent
 from retrolink.run.shards import (
     fabric_mpi, mpirun_command, mpirun_env, node_shards, shard_path)
 
 # Set: every cluster's wait ends now, and the cluster stops (bench.phase.run_at_once: a
 # cluster run at the same time failed, or the run was interrupted)
 ABANDON = threading.Event()
-_libc = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    """In a child: get SIGTERM when retrolink dies, so no QEMU or fabric is orphaned."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class ClusterError(StepFailed):
@@ -226,7 +219,7 @@ class Cluster:
         with open(self.fabric_log, "w") as log:
             self.fabric = subprocess.Popen(argv, stdout=log, stderr=log, env=env,
                                            stdin=subprocess.DEVNULL,
-                                           preexec_fn=_die_with_parent)
+                                           preexec_fn=die_with_parent)
         # mpirun takes a while to start its processes
         waits = 500 if self.shards == 1 and not self.on_hosts else 6000
         for _ in range(waits):
@@ -305,7 +298,7 @@ class Cluster:
                 self.nodes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog,
                                                    env={**os.environ, **self.node_env},
                                                    stderr=subprocess.STDOUT,
-                                                   preexec_fn=_die_with_parent))
+                                                   preexec_fn=die_with_parent))
         if self.maker:
             self.maker.start()
 

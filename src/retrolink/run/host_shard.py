@@ -10,7 +10,6 @@ When the shard ends (the run's end, or mpirun stopping it) the launcher gives it
 FABRIC_GONE_GRACE_S to end on their own, as QEMUs do that lose their fabric, then
 stops them.
 """
-import ctypes
 import json
 import os
 import shlex
@@ -22,11 +21,10 @@ import time
 from pathlib import Path
 
 from retrolink.run.hosts import EXIT_SUFFIX, HOST_SUFFIX, LOST, shard_up
+from retrolink.run.processes import die_with_parent
 
-PR_SET_PDEATHSIG = 1
 SOCKET_WAIT_S = 60.0
 FABRIC_GONE_GRACE_S = 5.0
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _write(path: Path, text: str) -> None:
@@ -36,16 +34,12 @@ def _write(path: Path, text: str) -> None:
     tmp.rename(path)
 
 
-def _die_with_parent(sig=signal.SIGTERM):
-    _libc.prctl(PR_SET_PDEATHSIG, sig)
-
-
 def launch(run_dir: Path, shard: int, nodes: list[dict], env: dict) -> int:
     """Start the nodes' QEMUs once their shard's socket is there; wait for them."""
     fabric_gone = []
     signal.signal(signal.SIGUSR1, lambda *_: fabric_gone.append(time.monotonic()))
     signal.signal(signal.SIGTERM, lambda *_: fabric_gone.append(time.monotonic()))
-    _die_with_parent(signal.SIGUSR1)       # the parent becomes the shard
+    die_with_parent(signal.SIGUSR1)       # the parent becomes the shard
     deadline = time.monotonic() + SOCKET_WAIT_S
     sock = Path(nodes[0]["socket"])
     while not sock.exists():
@@ -64,7 +58,7 @@ def launch(run_dir: Path, shard: int, nodes: list[dict], env: dict) -> int:
         with open(run_dir / f"node{n}-qemu.log", "w") as log:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                                  stderr=subprocess.STDOUT, env={**os.environ, **env},
-                                 preexec_fn=_die_with_parent)
+                                 preexec_fn=die_with_parent)
         running[n] = p
         _write(run_dir / f"node{n}{HOST_SUFFIX}", f"{socket.gethostname()} pid {p.pid}\n")
     while running:

@@ -5,14 +5,13 @@ nodes and then becomes the shard; retrolink, on the host it was typed on, reads 
 they write in the run's folder, which every host must see at the same path."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from retrolink import paths
-from retrolink.run.shards import MPIRUN_ENV
+from retrolink.run.shards import MPIRUN_ENV, mpirun_path
 
 # where each host keeps a run's sockets and lock-step files: on its own disk (they are
 # its shard's and its QEMUs' alone, and a lock-step file is shared memory), at a path
@@ -72,13 +71,9 @@ def host_slots(hosts: list[str]) -> str:
 def mpirun_command(hosts: list[str], plan: Path, node_env: dict) -> list[str]:
     """mpirun starting host_shard.py once per host slot: rank k is shard k, on hosts[k]
     (check_hosts: a host's slots are consecutive)."""
-    mpirun = shutil.which("mpirun")
-    if not mpirun:
-        raise FileNotFoundError("mpirun (Debian's openmpi-bin) is not installed: "
-                                "./retrolink setup installs it")
     names = {*FORWARDED, *node_env, *(v for v in os.environ if v.startswith(FORWARDED_PREFIX))}
     forward = [a for name in sorted(names) for a in ("-x", name)]
-    return [mpirun, "--host", host_slots(hosts), "-n", str(len(hosts)), "--map-by", "slot",
+    return [mpirun_path(), "--host", host_slots(hosts), "-n", str(len(hosts)), "--map-by", "slot",
             "--oversubscribe", "--bind-to", "none", *forward,
             sys.executable, "-m", "retrolink.run.host_shard", str(plan)]
 

@@ -21,14 +21,19 @@ def shard_path(path: Path, shard: int) -> Path:
     return path.with_name(f"{path.name}.{shard}")
 
 
-def mpirun_command(fabric_mpi: Path, config: Path, shards: int) -> list[str]:
-    """mpirun starting `shards` fabric processes on this host, each reading the same
-    configuration."""
+def mpirun_path() -> str:
+    """Open MPI's mpirun, or FileNotFoundError saying how to get it."""
     mpirun = shutil.which("mpirun")
     if not mpirun:
         raise FileNotFoundError("mpirun (Debian's openmpi-bin) is not installed: "
                                 "./retrolink setup installs it")
-    return [mpirun, "-n", str(shards), "--oversubscribe", "--bind-to", "none",
+    return mpirun
+
+
+def mpirun_command(fabric_mpi: Path, config: Path, shards: int) -> list[str]:
+    """mpirun starting `shards` fabric processes on this host, each reading the same
+    configuration."""
+    return [mpirun_path(), "-n", str(shards), "--oversubscribe", "--bind-to", "none",
             str(fabric_mpi), str(config)]
 
 
