@@ -103,6 +103,29 @@ def test_a_command_of_many_pages_runs_whole():
     assert r.stdout.splitlines() == ["[node0] 0 2999", f"[node0] {len(script) + 1}"]
 
 
+def test_boot_barrier_copies_a_length_and_says_what_is_wrong():
+    """init's boot_barrier (guest/bin/boot), run again after the barrier (passed: it only
+    copies): the slot's first LENGTH bytes and the marker; a bad length file, a slot
+    shorter than its length and bad arguments each a message and their exit status."""
+    script = "\n".join([
+        "cd /tmp; printf 'abcdef\\0\\0' > slot; printf 00000004 > len; printf mark > end",
+        "boot_barrier --length len --slot slot --out out --print end; echo \" rc=$?\"",
+        "cat out; echo",
+        "printf 0004x > bad; boot_barrier --length bad --slot slot --out o2; echo rc=$?",
+        "printf 12 > long; boot_barrier --length long --slot slot --out o3; echo rc=$?",
+        "boot_barrier --length nosuch --slot slot --out o4; echo rc=$?; [ -e o4 ] || echo none",
+        "boot_barrier --slot slot --out o5; echo rc=$?",
+    ])
+    r = run_retrolink("run", "plain", "--node", "0", "--", script)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "[node0] mark rc=0", "[node0] abcd",
+        '[node0] boot_barrier: bad holds "0004x", not a length', "[node0] rc=1",
+        "[node0] boot_barrier: slot ends 4 bytes short of its length", "[node0] rc=1",
+        "[node0] rc=0", "[node0] none",
+        "[node0] boot_barrier: missing --length (see boot_barrier --help)", "[node0] rc=2"]
+
+
 def test_a_command_longer_than_its_slot_is_a_clear_error():
     # several words: one argument of a program may not pass 128 KiB (MAX_ARG_STRLEN)
     words = ["echo", *["x" * 100_000] * 3]
