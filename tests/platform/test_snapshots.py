@@ -60,7 +60,7 @@ def made(snapshots) -> list:
 
 def test_snapshot_boot_is_byte_identical_to_a_cold_one(artifacts, snapshots, monkeypatch):
     machine = load_machine("sx-pair")
-    cold, r0 = run(artifacts, machine, cold=True, monkeypatch=monkeypatch)
+    cold, _ = run(artifacts, machine, cold=True, monkeypatch=monkeypatch)
     assert not made(snapshots), "--cold made a snapshot"
     making, r1 = run(artifacts, machine)
     assert r1.nodes and len(made(snapshots)) == 1, "the first boot made no snapshot"
@@ -68,11 +68,6 @@ def test_snapshot_boot_is_byte_identical_to_a_cold_one(artifacts, snapshots, mon
     assert "RESULT" in "\n".join(cold[0])
     assert making == cold
     assert restored == cold
-    # the kernel's log too: the boot's part comes from the snapshot (init wrote it before
-    # the barrier), the rest from the run
-    for n in (0, 1):
-        logs = [(r.run_dir / f"node{n}-kernel.log").read_text() for r in (r0, r1, r2)]
-        assert "Linux version" in logs[0] and logs[1] == logs[0] and logs[2] == logs[0]
     # ... and it did start from it: its fabric says so
     assert "started at the boot barrier" in (r2.run_dir / "fabric.log").read_text()
     assert "started at the boot barrier" not in (r1.run_dir / "fabric.log").read_text()
@@ -232,8 +227,7 @@ def test_a_qemu_gone_while_saving_is_said_in_our_words(tmp_path, capsys, qemu_en
     build.mkdir()
     t0 = time.monotonic()
     alive = (lambda: time.monotonic() - t0 < 1.0) if qemu_ends else (lambda: True)
-    maker = snapshot.SnapshotMaker([tmp_path / "q.sock"], [tmp_path / "out"], build, "k",
-                                   alive=alive, fabric=False)
+    maker = snapshot.SnapshotMaker([tmp_path / "q.sock"], build, "k", alive=alive, fabric=False)
     maker.start()
     maker.join(timeout=30)
     err = capsys.readouterr().err

@@ -340,8 +340,8 @@ class Cluster:
                            else "retrolink-barrier")
                 argv += ["-global", f"{barrier}.stop-at-arrival=on"]
         self.maker = snapshot.SnapshotMaker(
-            qmp, [f.output for f in self.files], build, key,
-            alive=lambda: all(p.poll() is None for p in self.nodes), fabric=fabric)
+            qmp, build, key, alive=lambda: all(p.poll() is None for p in self.nodes),
+            fabric=fabric)
         if not fabric:
             return conf, argvs
         return conf + f"save_state {build / snapshot.FABRIC_STATE}\n", argvs
@@ -463,9 +463,8 @@ class Cluster:
             r.problems.append(f"node{n}: command exited with status {out.exit_code}")
         if out.finished:
             kernel_log = self.dir / f"node{n}-kernel.log"
-            lines = self._boot_log(n) + out.kernel_log
-            kernel_log.write_text("\n".join(lines) + "\n")
-            complaints = kernel_complaints(lines)
+            kernel_log.write_text("\n".join(out.kernel_log) + "\n")
+            complaints = kernel_complaints(out.kernel_log)
             if complaints:
                 r.problems.append(f"node{n}: the guest kernel reported a problem: "
                                   + " | ".join(complaints) + f" (kernel log: {kernel_log})")
@@ -480,17 +479,6 @@ class Cluster:
             return (f"node{n}'s QEMU ({where}): its host's processes ended without its exit "
                     f"status (their messages: {self.fabric_log}; QEMU's log: {log})")
         return f"{qemu_failure(n, node.returncode, log)} (on {where})"
-
-    def _boot_log(self, n: int) -> list[str]:
-        """Node n's kernel log up to the boot barrier: from the snapshot the run started
-        from, else as the node wrote it before its command."""
-        if self.restored_from is None:
-            return self.outputs[n].boot_log
-        path = snapshot.Snapshot(self.restored_from, n + 1).boot_log(n)
-        try:
-            return path.read_text(errors="replace").splitlines()
-        except OSError as e:
-            return [f"(the boot's kernel log, {path}, could not be read: {e.strerror})"]
 
     def _read_outputs(self, marks: dict, mark_slots: dict, start: float,
                       final: bool = False) -> None:

@@ -1,9 +1,7 @@
 """What a node writes on its result port (ttyS1) in command mode, read while it grows.
 
-The init script (guest/rootfs/init) writes the boot's kernel log before the boot barrier
-(a run from a snapshot has it from the snapshot: snapshot.py), then a begin marker, the
-command's output, an end marker with the command's exit status, then the kernel's log
-since the barrier (dmesg). The end
+The init script (guest/rootfs/init) writes a begin marker, the command's output,
+an end marker with the command's exit status, then the kernel's log (dmesg). The end
 marker carries a per-run nonce that the command never sees on its output, so a command
 that prints something like a marker cannot end its own output early.
 """
@@ -31,7 +29,6 @@ class NodeOutput:
     finished: bool = False
     exit_code: int | None = None
     lines: list[str] = field(default_factory=list)        # the command's output
-    boot_log: list[str] = field(default_factory=list)     # the boot's dmesg, before begin
     kernel_log: list[str] = field(default_factory=list)   # dmesg, after the end marker
     _offset: int = 0
     _partial: bytes = b""
@@ -58,8 +55,6 @@ class NodeOutput:
                 self.kernel_log.append(line)
             elif not self.booted:
                 self.booted = bool(BEGIN.match(line))
-                if not self.booted:
-                    self.boot_log.append(line)
             elif (at := line.find(self.end_marker + " rc=")) >= 0:
                 # output that did not end its last line has the marker glued to it
                 if at:

@@ -27,7 +27,7 @@ from pathlib import Path
 from retrolink import paths
 from retrolink.progress import say
 
-FORMAT = 3      # of the manifest and the files beside it (2: xxh3; 3: the boot logs)
+FORMAT = 2                      # of the manifest and the files beside it (2: xxh3)
 MANIFEST = "manifest.json"
 FABRIC_STATE = "fabric.state"
 # RETROLINK_SNAPSHOT_CAP_MIB. A node's file is ~145 MB (256 MiB of guest RAM, the dirty
@@ -129,9 +129,8 @@ def snapshot_key(binaries: list[Path], node_argvs: list[list[str]], fabric_conf:
 
 @dataclass
 class Snapshot:
-    """One snapshot's folder: node{N}.mig and node{N}-boot.log (what the node wrote on its
-    result port before the barrier: its boot's kernel log) per node, fabric.state (when
-    the machine has a fabric), manifest.json."""
+    """One snapshot's folder: node{N}.mig per node, fabric.state (when the machine has a
+    fabric), manifest.json."""
     dir: Path
     nodes: int
     fabric: bool = True
@@ -139,15 +138,12 @@ class Snapshot:
     def node_file(self, n: int) -> Path:
         return self.dir / f"node{n}.mig"
 
-    def boot_log(self, n: int) -> Path:
-        return self.dir / f"node{n}-boot.log"
-
     @property
     def fabric_state(self) -> Path:
         return self.dir / FABRIC_STATE
 
     def files(self) -> list[Path]:
-        nodes = [f for n in range(self.nodes) for f in (self.node_file(n), self.boot_log(n))]
+        nodes = [self.node_file(n) for n in range(self.nodes)]
         return nodes + [self.fabric_state] if self.fabric else nodes
 
 
@@ -265,12 +261,10 @@ class SnapshotMaker(threading.Thread):
     snapshot once the fabric's state is there too. Any failure resumes the nodes all the
     same: the run goes on cold, without a snapshot."""
 
-    def __init__(self, qmp_paths: list[Path], outputs: list[Path], build: Path, key: str,
-                 alive, fabric: bool = True):
-        """outputs: each node's result-port file (a socket in 'up': nothing to keep)."""
+    def __init__(self, qmp_paths: list[Path], build: Path, key: str, alive,
+                 fabric: bool = True):
         super().__init__(daemon=True, name="snapshot-maker")
         self.qmp_paths, self.build, self.key, self.alive = qmp_paths, build, key, alive
-        self.outputs = outputs
         self.fabric = fabric
         self.stopping = threading.Event()
         self.problem = ""
@@ -317,7 +311,6 @@ class SnapshotMaker(threading.Thread):
                 await self._wait(lambda: self._status(c, "paused"),
                                  f"node{n} to stop at the barrier", n, bounded=False)
             started = time.monotonic()
-            self._keep_boot_logs()
             for n, c in enumerate(nodes):
                 # a stopped VM to a local file: no reason for QEMU's default 128 MiB/s cap
                 self.node, self.doing = n, "starting to save it"
@@ -332,17 +325,6 @@ class SnapshotMaker(threading.Thread):
         finally:
             # all at once: a node resumed waits for the others, holding up its monitor
             await asyncio.gather(*(self._resume(c) for c in nodes), return_exceptions=True)
-
-    def _keep_boot_logs(self) -> None:
-        """Each node stopped at the barrier has written its boot's kernel log, and nothing
-        else, on its result port: a run from the snapshot writes only what comes after."""
-        snap = Snapshot(self.build, len(self.outputs))
-        for n, output in enumerate(self.outputs):
-            self.node, self.doing = n, "keeping its boot's kernel log"
-            if output.is_file():
-                shutil.copyfile(output, snap.boot_log(n))
-            else:
-                snap.boot_log(n).write_text("(the boot's kernel log went to the shell port)\n")
 
     @staticmethod
     async def _connect(n: int, path: Path):

@@ -5,7 +5,8 @@ cache-line-ns differ, as the interface's own NOW register measures, by exactly
 (accesses x the reg-access-ns difference) and (lines x the cache-line-ns difference): the
 guest's instructions are the same in both (docs/boards/cenju3.md, "Timing"). Exactly but
 for the rounding of instruction times: at 75 MIPS an instruction is 13.33 ns, rounded to
-the ns, so each end of an interval may move by 1 ns (ROUNDING).
+the ns, so each end of an interval may move by 1 ns (ROUNDING). Each figure is the least
+of the program's 5 timings: a timer interrupt inside one adds the kernel's time to it.
 
 Measured (defaults): 1000 reads take 253.8 us, 200 ns of bus and 53.8 ns of loop each;
 a flush of 16 KB (512 lines) 22.0 us."""
