@@ -1,15 +1,11 @@
 """`retrolink bench interconnects`: every network boots, every protocol is measured at
 every size with the CPU load of each stream (and the bandwidths a network names), and
 the whole is deterministic: twice --quick, byte for byte."""
-from helpers import quick_bench_twice
+from helpers import E1000_WINDOW_US, quick_bench_twice, sizes_take_the_e1000_window
 
 from retrolink.bench import interconnects as ic
 
-# QEMU's e1000 holds its interrupts at least 128 us apart (docs/boards/ethernet.md, "What
-# QEMU's NIC models add"): over it a kernel protocol's ping-pong takes that window each
-# way whatever the size, and which of two sizes comes out a fraction of a microsecond
-# ahead is the window's phase. There the sizes must agree within a quarter of it.
-E1000_WINDOW_US = 128
+# the kernel's protocols over QEMU's e1000 (helpers.E1000_WINDOW_US)
 E1000_KERNEL_PATHS = {("rxe", "udp"), ("rxe", "tcp")}
 
 
@@ -28,7 +24,7 @@ def test_quick_bench_twice_gives_identical_results(artifacts, tmp_path):
         for p in lat:
             if (name, p) in E1000_KERNEL_PATHS:
                 assert E1000_WINDOW_US * 0.9 < lat[p][small] < E1000_WINDOW_US * 1.5, (name, lat)
-                assert abs(lat[p][large] - lat[p][small]) < E1000_WINDOW_US / 4, (name, lat)
+                assert sizes_take_the_e1000_window(lat[p][small], lat[p][large]), (name, lat)
             else:
                 assert 0 < lat[p][small] < lat[p][large], (name, p, lat)
         load = a["cpu_load_pct"][name]

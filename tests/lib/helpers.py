@@ -160,6 +160,17 @@ def a_lead_too_long_is_caught(machine: str, scripts: dict[int, str], artifacts, 
     return result.ok, counted, in_fabric
 
 
+# QEMU's e1000 holds its interrupts at least 128 us apart (docs/boards/ethernet.md, "What
+# QEMU's NIC models add"): over it a kernel protocol's ping-pong takes that window each
+# way whatever the size, and which of two sizes comes out a fraction of a microsecond
+# ahead is the window's phase. There two sizes must agree within a quarter of it.
+E1000_WINDOW_US = 128
+
+
+def sizes_take_the_e1000_window(small_us: float, large_us: float) -> bool:
+    return 0 < small_us and abs(large_us - small_us) < E1000_WINDOW_US / 4
+
+
 def by_role(**roles) -> str:
     """A shell command that runs a different program on each node (n0=..., n1=...; the
     others run true)."""
