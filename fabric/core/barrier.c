@@ -6,8 +6,8 @@
  * to t, no grant going past it (the cap, in the lock-step file too). When every node
  * has reached t, and each that publishes in its slot has published there since the
  * release (until then its slot still says what it said when held, "never": a peer
- * reading it without the cap would run on unbounded), the barrier is done: the fabric saves its state if asked to, and the
- * cap goes. Nothing may be in flight at t, so a boot must be quiet on the networks:
+ * reading it without the cap would run on unbounded), the barrier is done: the fabric
+ * saves its state if asked to, and the cap goes. Nothing may be in flight at t, so a boot must be quiet on the networks:
  * a FRAME before the barrier is done breaks the protocol, and synthetic nodes start
  * sending only then (synthetic_start).
  */

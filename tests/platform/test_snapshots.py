@@ -60,7 +60,7 @@ def made(snapshots) -> list:
 
 def test_snapshot_boot_is_byte_identical_to_a_cold_one(artifacts, snapshots, monkeypatch):
     machine = load_machine("sx-pair")
-    cold, _ = run(artifacts, machine, cold=True, monkeypatch=monkeypatch)
+    cold, r0 = run(artifacts, machine, cold=True, monkeypatch=monkeypatch)
     assert not made(snapshots), "--cold made a snapshot"
     making, r1 = run(artifacts, machine)
     assert r1.nodes and len(made(snapshots)) == 1, "the first boot made no snapshot"
@@ -68,6 +68,11 @@ def test_snapshot_boot_is_byte_identical_to_a_cold_one(artifacts, snapshots, mon
     assert "RESULT" in "\n".join(cold[0])
     assert making == cold
     assert restored == cold
+    # the kernel's log too: a run from the snapshot ends with the whole of it, the boot's
+    # part from the snapshot's RAM
+    for n in (0, 1):
+        logs = [(r.run_dir / f"node{n}-kernel.log").read_text() for r in (r0, r1, r2)]
+        assert "Linux version" in logs[0] and logs[1] == logs[0] and logs[2] == logs[0]
     # ... and it did start from it: its fabric says so
     assert "started at the boot barrier" in (r2.run_dir / "fabric.log").read_text()
     assert "started at the boot barrier" not in (r1.run_dir / "fabric.log").read_text()

@@ -37,6 +37,7 @@ def test_stock_tools_between_guests(machine):
     r = run_retrolink("run", machine, "--timeout", "900", "--", CHECKS, timeout=1000)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     out = r.stdout
+    config = load_machine(machine, {})
     assert "[node0] 2 packets transmitted, 2 packets received, 0% packet loss" in out, out
     assert "[node0] 1 packets transmitted, 1 packets received, 0% packet loss" in out, out
     # TCP round trips: the larger message takes longer, but over QEMU's e1000 (the
@@ -44,12 +45,12 @@ def test_stock_tools_between_guests(machine):
     one_way = {int(m.group(1)): float(m.group(2)) for m in
                re.finditer(r"RESULT one_way_us size=(\d+) value=([\d.]+) proto=tcp", out)}
     assert set(one_way) == {64, 1024}, out
-    if load_machine(machine, {}).boards["eth"].model == "e1000":
+    if config.boards["eth"].model == "e1000":
         assert sizes_take_the_e1000_window(one_way[64], one_way[1024]), out
     else:
         assert 0 < one_way[64] < one_way[1024], out
     # iperf3's receiver counted a TCP stream below the link's rate
-    rate = load_machine(machine, {}).networks["lan"].rate
+    rate = config.networks["lan"].rate
     mbps = received_MBps(iperf_json(node_lines(out, 0), "tcp"))
     assert 0.05 * rate / 1e6 < mbps < rate / 1e6, mbps
     # NPtcp's table: a line per size, 64 to 1024 bytes, each with a positive rate
