@@ -24,3 +24,7 @@ CONFIG_RETROLINK_DISK=y
 # PCIe root ports (not used by nodes): the device tests hotplug a board into one, to see a
 # realize that fails part-way undo itself while QEMU runs on
 CONFIG_PCIE_PORT=y
+# a read-only root file system that every node maps from one host file (root_fs = "pmem",
+# docs/machines.md): the Debian kernel's virtio_pmem, with DAX, reads its files in place
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_PMEM=y

@@ -105,6 +105,25 @@ def test_initramfs_is_reproducible(artifacts, tmp_path):
     assert digest(a) == digest(b)
 
 
+def test_the_read_only_root_image_and_its_boot_initramfs_are_reproducible(artifacts, tmp_path):
+    """root_fs = "pmem" (build/pmem_root.py): made twice from the same tree, the same
+    bytes, those of the build's; the image is padded to whole 2 MiB."""
+    from retrolink.build import pmem_root
+    from retrolink.build.artifacts import root_image_path
+    from retrolink.build.guest_kernel import ensure_kernel
+    from retrolink.build.lock import build_lock
+    kernel = ensure_kernel(tmp_path / "log")
+    with build_lock():     # the other worker's build may be making the base tree
+        tree = artifacts.initrd.with_suffix(".root")
+        a = pmem_root.assemble_image([tree], tmp_path / "a.erofs", tmp_path / "log")
+        time.sleep(1.1)
+        b = pmem_root.assemble_image([tree], tmp_path / "b.erofs", tmp_path / "log")
+        boot = pmem_root.assemble_boot(kernel, tmp_path / "boot.cpio", tmp_path / "log")
+    assert digest(a) == digest(b) == digest(root_image_path(artifacts.initrd))
+    assert a.stat().st_size % pmem_root.ALIGN == 0
+    assert digest(boot) == digest(artifacts.pmem_boot)
+
+
 def test_no_build_takes_the_last_build_or_says_what_is_missing(tmp_path, monkeypatch):
     """RETROLINK_NO_BUILD: the recorded artifacts as they are; a clear error when there is
     no record, or a file it names is gone."""

@@ -56,18 +56,20 @@ def test_a_boot_that_takes_too_long_is_named_with_its_limit():
             "cluster.boot_timeout_s)") in r.stderr
 
 
-# statfs magic of the root (linux/magic.h): what the initramfs was unpacked into
-ROOT_MAGIC = {"tmpfs": "1021994", "ramfs": "858458f6"}
+# statfs magic of the root (linux/magic.h): what the initramfs was unpacked into, or the
+# overlay over the read-only image
+ROOT_MAGIC = {"tmpfs": "1021994", "ramfs": "858458f6", "pmem": "794c7630"}
 
 
-@pytest.mark.parametrize("root_fs", ["tmpfs", "ramfs"])
+@pytest.mark.parametrize("root_fs", ["tmpfs", "ramfs", "pmem"])
 def test_the_least_memory_the_checks_allow_boots_the_guest(root_fs):
-    """At units.MIN_NODE_MIB (root on a tmpfs) and MIN_NODE_MIB_RAMFS (on a ramfs) the
-    guest boots and runs its command, its kernel silent: a size the checks let through
-    must not fail in the guest (cold: the boot itself). The root is the file system asked
-    for."""
-    from retrolink.model.units import MIN_NODE_MIB, MIN_NODE_MIB_RAMFS
-    mib = MIN_NODE_MIB if root_fs == "tmpfs" else MIN_NODE_MIB_RAMFS
+    """At units.MIN_NODE_MIB (root on a tmpfs), MIN_NODE_MIB_RAMFS (on a ramfs) and
+    MIN_NODE_MIB_PMEM (on the read-only image) the guest boots and runs its command, its
+    kernel silent: a size the checks let through must not fail in the guest (cold: the
+    boot itself). The root is the file system asked for."""
+    from retrolink.model import units
+    mib = {"tmpfs": units.MIN_NODE_MIB, "ramfs": units.MIN_NODE_MIB_RAMFS,
+           "pmem": units.MIN_NODE_MIB_PMEM}[root_fs]
     r = run_retrolink("run", "plain", "--cold", "--node", "0", "--set",
                       f"cluster.memory_mib={mib}", "--set", f"cluster.root_fs={root_fs}",
                       "--", "sh", "-c", "echo booted; stat -f -c %t /")

@@ -372,12 +372,20 @@ def test_every_board_declares_the_topologies_it_joins_and_the_machines_use_only_
 def test_memory_below_what_the_guest_needs_is_refused_before_boot():
     """160 MiB passed the check (64) and booted a guest whose initramfs did not unpack;
     the floors are the measured ones with a margin: units.MIN_NODE_MIB with the root on
-    a tmpfs (the default), units.MIN_NODE_MIB_RAMFS on a ramfs (cluster.root_fs)."""
-    for small in (64, 160, 192, "223M", units.MIN_NODE_MIB_RAMFS - 1):
+    a tmpfs (the default), units.MIN_NODE_MIB_RAMFS on a ramfs and MIN_NODE_MIB_PMEM on
+    the read-only image (cluster.root_fs)."""
+    for small in (64, 128, "143M", units.MIN_NODE_MIB_PMEM - 1):
         with pytest.raises(MachineError, match=r"--set cluster.memory_mib=.*: cluster.memory_mib: .* "
-                                               r"the guest needs at least 224 MiB with its root on "
-                                               r"a ramfs, and 248 on a tmpfs"):
+                                               r"the guest needs at least 144 MiB with its root on "
+                                               r"the read-only image \(root_fs = \"pmem\"\), 224 on "
+                                               r"a ramfs and 248 on a tmpfs"):
+            load_machine("plain", {"cluster.memory_mib": small, "cluster.root_fs": "pmem"})
+    for small in (144, 192, "223M", units.MIN_NODE_MIB_RAMFS - 1):
+        with pytest.raises(MachineError, match=r"memory_mib \d+: the guest needs at least 224 "
+                                               r"MiB with its root on a ramfs"):
             load_machine("plain", {"cluster.memory_mib": small, "cluster.root_fs": "ramfs"})
+    pmem = load_machine("plain", {"cluster.memory_mib": "144M", "cluster.root_fs": "pmem"})
+    assert (pmem.cluster.memory_mib, pmem.cluster.root_fs) == (144, "pmem")
     for small in (224, "247M", units.MIN_NODE_MIB - 1):
         with pytest.raises(MachineError, match=r"memory_mib 2\d\d: the guest needs at least 248 "
                                                r"MiB with its root on a tmpfs"):
@@ -395,6 +403,8 @@ def test_sparc32_nodes_refuse_what_their_image_has_not_yet():
         load_machine("sparc-plain", parse_overrides(["cluster.memory_mib=512M"]))
     with pytest.raises(MachineError, match=r"its nodes have no cluster.boot_modules"):
         load_machine("sparc-plain", parse_overrides(['cluster.boot_modules=["brd"]']))
+    with pytest.raises(MachineError, match=r'its nodes have no cluster.root_fs = "pmem"'):
+        load_machine("sparc-plain", parse_overrides(['cluster.root_fs="pmem"']))
     # a board without an SBus card: by name
     with pytest.raises(MachineError, match=r"boards.clan \(the via board has no SBus card\)"):
         load_machine("via", parse_overrides(['cluster.arch="sparc32"', "cluster.memory_mib=256M"]))

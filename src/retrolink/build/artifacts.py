@@ -14,6 +14,8 @@ class Artifacts:
     # [guest] packages name it; with the RDMA layer
     initrd_mpi: Path | None = None
     initrd_rdma: Path | None = None
+    # the boot initramfs of root_fs = "pmem" (pmem_root.py; PCs only)
+    pmem_boot: Path | None = None
 
     def initrd_for(self, packages) -> Path:
         """The initrd of a machine with these image layers ([guest] packages)."""
@@ -23,3 +25,12 @@ class Artifacts:
         if stacked is not None:
             return stacked
         raise ValueError(f"no initrd built with the layers {list(packages)}")
+
+    def root_image_for(self, packages) -> Path:
+        """The read-only root image (root_fs = "pmem") of the same files as initrd_for's."""
+        return root_image_path(self.initrd_for(packages))
+
+
+def root_image_path(initrd: Path) -> Path:
+    """Where the root image of the files of initramfs initrd is (build/pmem_root.py)."""
+    return initrd.with_suffix(".erofs")

@@ -93,6 +93,17 @@ def add_libraries(root: Path, binary: Path, also=(), have=lambda lib: False) -> 
         shutil.copy2(f.resolve(), dest)
 
 
+def copy_kernel_files(kernel: GuestKernel, rels: list[str], modules: Path) -> None:
+    """The image package's module files rels (paths under its lib/modules/<abi>/) into
+    modules, at the same paths."""
+    for rel in rels:
+        src = kernel.modules / rel
+        if not src.exists():
+            raise StepFailed(f"guest kernel file {src} not found in the image package")
+        (modules / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, modules / rel)
+
+
 def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools=()) -> Path:
     if not BUSYBOX.exists():
         raise StepFailed(f"{BUSYBOX} missing: install busybox-static")
@@ -113,12 +124,7 @@ def assemble(kernel: GuestKernel, stage: Path, out: Path, log: Path, extra_tools
                                                 "services: files\nrpc: files\n")
     (root / "etc" / "protocols").write_text("ip 0 IP\nicmp 1 ICMP\ntcp 6 TCP\nudp 17 UDP\n")
     (root / "etc" / "profile").write_text('PS1="$(hostname)# "\nexport PATH=/usr/bin:/bin:/usr/sbin:/sbin\n')
-    for rel in IMAGE_MODULES + IMAGE_MODULE_INDEXES:
-        src = kernel.modules / rel
-        if not src.exists():
-            raise StepFailed(f"guest kernel file {src} not found in the image package")
-        (modules / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, modules / rel)
+    copy_kernel_files(kernel, IMAGE_MODULES + IMAGE_MODULE_INDEXES, modules)
     if stage.exists():
         # the image layers' files (stage/layers/<layer>/) are theirs (layers.py)
         shutil.copytree(stage, root, dirs_exist_ok=True, symlinks=True,

@@ -79,10 +79,12 @@ class ClusterSettings(Strict):
     # mitigations"): "auto" is the kernel's own choice for the CPU QEMU presents, "off"
     # adds mitigations=off (a period machine had none of them)
     mitigations: typing.Literal["auto", "off"] = "auto"
-    # what the initramfs unpacks into (docs/machines.md, "Many nodes on one host"): the
-    # kernel's default, a tmpfs capped at half the RAM, or a ramfs (rootfstype=ramfs),
-    # capped by the RAM alone, which lets a node have less (units.MIN_NODE_MIB_RAMFS)
-    root_fs: typing.Literal["tmpfs", "ramfs"] = "tmpfs"
+    # where the root's files are (docs/machines.md, "Many nodes on one host"): the
+    # initramfs unpacked into the kernel's default, a tmpfs capped at half the RAM, or into
+    # a ramfs (rootfstype=ramfs), capped by the RAM alone, which lets a node have less
+    # (units.MIN_NODE_MIB_RAMFS); or "pmem", a read-only image every node maps from one
+    # host file, read in place (build/pmem_root.py), under a tmpfs for what it writes
+    root_fs: typing.Literal["tmpfs", "ramfs", "pmem"] = "tmpfs"
     # Debian image modules every node loads at boot, before its boards' (a module a
     # command would load anyway, loaded while its node still boots with long grants)
     boot_modules: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")]] = Field(
@@ -200,7 +202,8 @@ class Machine(Strict):
             return self
         extra = [what for what, has in (
             ("disks", self.disks), ("guest.packages", self.guest.packages),
-            ("cluster.boot_modules", c.boot_modules)) if has]
+            ("cluster.boot_modules", c.boot_modules),
+            ('cluster.root_fs = "pmem"', c.root_fs == "pmem")) if has]
         extra += [f"boards.{name} (the {b.model} board has no SBus card)"
                   for name, b in self.boards.items() if not b.SBUS_DEVICE]
         if any(len(self.boards_on(n)) > SS5_SBUS_SLOTS for n in range(c.nodes)):

@@ -31,6 +31,14 @@ MIN_NODE_MIB = 248
 # start of compressed archive": the archive does not fit). 224 leaves 16 MiB over that
 # floor: a ramfs's floor rises by the image's growth once, not twice as a tmpfs's does.
 MIN_NODE_MIB_RAMFS = 224
+# The least guest RAM per node whose root is the read-only image (cluster.root_fs =
+# "pmem", build/pmem_root.py): its files take no RAM, only the kernel, the boot initramfs
+# and what the node runs and writes do. Measured on 30 November 2026 (cold boots of
+# plain, -- "echo booted; free"): 128 MiB boots (48 MiB for the kernel to use, 20 free;
+# the image's device, above 4 GiB, makes the kernel keep 64 MiB of bounce buffers for
+# 32-bit DMA), 112 and 96 panic ("System is deadlocked on memory"), 64 does not start.
+# 144 leaves 16 MiB over that floor.
+MIN_NODE_MIB_PMEM = 144
 _SCALE = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -55,8 +63,8 @@ def parse_rate(value) -> int:
 
 
 def parse_mib(value) -> int:
-    """Memory size in MiB from 256, "256M" or "1G", at least MIN_NODE_MIB_RAMFS (a root
-    on a tmpfs needs MIN_NODE_MIB: check_root_room)."""
+    """Memory size in MiB from 256, "256M" or "1G", at least the least floor of any root
+    (check_root_room checks the root's own)."""
     if isinstance(value, int) and not isinstance(value, bool):
         mib = value
     else:
@@ -64,9 +72,11 @@ def parse_mib(value) -> int:
         if not m:
             raise ValueError(f"{value!r} is not a memory size; expected e.g. \"256M\" or \"1G\"")
         mib = int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
-    if mib < MIN_NODE_MIB_RAMFS:
-        raise ValueError(f"{value!r}: the guest needs at least {MIN_NODE_MIB_RAMFS} MiB with "
-                         f"its root on a ramfs, and {MIN_NODE_MIB} on a tmpfs (docs/machines.md)")
+    if mib < MIN_NODE_MIB_PMEM:
+        raise ValueError(f"{value!r}: the guest needs at least {MIN_NODE_MIB_PMEM} MiB with "
+                         f"its root on the read-only image (root_fs = \"pmem\"), "
+                         f"{MIN_NODE_MIB_RAMFS} on a ramfs and {MIN_NODE_MIB} on a tmpfs "
+                         "(docs/machines.md)")
     if mib > MAX_NODE_MIB:
         raise ValueError(f"{value!r}: at most {MAX_NODE_MIB} MiB per node (every node is a "
                          "QEMU on this host, and a period machine had far less)")
@@ -74,12 +84,18 @@ def parse_mib(value) -> int:
 
 
 def check_root_room(mib: int, root_fs: str) -> None:
-    """A node's RAM against the floor of the file system its initramfs unpacks into."""
+    """A node's RAM against the floor of the file system its root is on."""
     if root_fs == "tmpfs" and mib < MIN_NODE_MIB:
         raise ValueError(f"memory_mib {mib}: the guest needs at least {MIN_NODE_MIB} MiB with "
                          "its root on a tmpfs (below about 216 MiB its initramfs does not "
                          "unpack, or its kernel panics while booting; root_fs = \"ramfs\" "
-                         f"needs {MIN_NODE_MIB_RAMFS}: docs/machines.md)")
+                         f"needs {MIN_NODE_MIB_RAMFS}, \"pmem\" {MIN_NODE_MIB_PMEM}: "
+                         "docs/machines.md)")
+    if root_fs == "ramfs" and mib < MIN_NODE_MIB_RAMFS:
+        raise ValueError(f"memory_mib {mib}: the guest needs at least {MIN_NODE_MIB_RAMFS} MiB "
+                         "with its root on a ramfs (below 208 MiB its initramfs does not "
+                         f"unpack, or its kernel runs out of memory; root_fs = \"pmem\" needs "
+                         f"{MIN_NODE_MIB_PMEM}: docs/machines.md)")
 
 
 # Guest CPU speed (cluster.cpu_mips). QEMU's -icount takes 0.9765625 to 1000000 MIPS

@@ -28,8 +28,8 @@ from retrolink.run.diagnosis import (
     resident_kib, stall_reason, stalled_nodes
 )
 from retrolink.run.fabric_config import fabric_config_text
-from retrolink.run.node_command import (DEBUG_EXIT_STATUS, Artifacts, NodeFiles, node_argv,
-                                        write_command_slot)
+from retrolink.run.node_command import (DEBUG_EXIT_STATUS, Artifacts, NodeFiles, initrd_of,
+                                        node_argv, write_command_slot)
 from retrolink.run.node_output import NodeOutput, new_end_marker
 from retrolink.run.processes import die_with_parent
 from retrolink.run.shards import (
@@ -304,8 +304,7 @@ class Cluster:
 
     def _snapshot_plan(self, conf: str, argvs: list[list[str]]) -> tuple[str, list[list[str]]]:
         """Start from this configuration's snapshot, or make it on the way (docs/snapshots.md)."""
-        binaries = [self.art.qemu, self.art.kernel,
-                    self.art.initrd_for(self.machine.guest.packages)]
+        binaries = [self.art.qemu, self.art.kernel, initrd_of(self.machine, self.art)]
         # (on hosts: a snapshot is saved and loaded through each QEMU's monitor, here)
         if snapshot.cold() or self.on_hosts or not all(p.is_file() for p in binaries):
             return conf, argvs      # (a missing binary: QEMU's start says what is wrong)

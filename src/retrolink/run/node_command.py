@@ -19,6 +19,9 @@ DEBUG_EXIT_STATUS = (DEBUG_EXIT_VALUE << 1) | 1
 BARRIER_PORT = 0xF5      # guest/rootfs/init waits there for the cluster, booted
 RTC_BASE = "2000-01-01T00:00:00"   # fixed guest wall clock: runs are deterministic
 RTC_BASE_EPOCH_S = 946684800        # the same in seconds since 1970: the guests' clock at power on
+# the root image's virtio-pmem device (root_fs = "pmem"): a slot of its own (q35: 00:11.0),
+# beside the SCSI adapter's, so that the boards keep the slots they take
+PMEM_PCI_SLOT = 0x11
 # A node's command reaches it in a fw_cfg file of this size, the script then NULs, and its
 # length in another (opt/retrolink/cmdlen, COMMAND_LENGTH_DIGITS digits). Every run of a
 # machine thus has the same fw_cfg directory, with or without a command, and the guest's
@@ -70,6 +73,42 @@ def insn_profile_plugin(art: Artifacts) -> Path:
     return art.qemu.parent / INSN_PROFILE_PLUGIN
 
 
+def initrd_of(machine: Machine, art: Artifacts) -> Path:
+    """The initramfs a node boots: its image's, or with root_fs = "pmem" the small one
+    that mounts the root image."""
+    if machine.cluster.root_fs == "pmem":
+        return art.pmem_boot
+    return art.initrd_for(machine.guest.packages)
+
+
+def root_image(machine: Machine, art: Artifacts) -> Path:
+    """The read-only root image of root_fs = "pmem", which the build makes."""
+    image = art.root_image_for(machine.guest.packages)
+    if not image.is_file():
+        raise ValueError(f"cluster.root_fs is \"pmem\", but the root image {image} is "
+                         "missing: run ./retrolink build")
+    return image
+
+
+def pmem_memory_option(machine: Machine, art: Artifacts) -> str:
+    """-m with room beside the RAM for the root image's device (a memory device)."""
+    image_mib = -(-root_image(machine, art).stat().st_size // (1 << 20))
+    return f"{machine.cluster.memory_mib},slots=1,maxmem={machine.cluster.memory_mib + image_mib}M"
+
+
+def pmem_root_args(machine: Machine, art: Artifacts) -> list[str]:
+    """root_fs = "pmem" (build/pmem_root.py): the boot initramfs, and the read-only root
+    image as a virtio-pmem device that maps the one host file every node maps. Its RAM
+    block is shared and named by that file: x-ignore-shared leaves it out of the node's
+    snapshot, which the same file backs again at the load."""
+    image = root_image(machine, art)
+    return ["-initrd", str(initrd_of(machine, art)),
+            "-object", f"memory-backend-file,id=root-image,mem-path={image},"
+                       f"size={image.stat().st_size},share=on,readonly=on",
+            "-device", f"virtio-pmem-pci,memdev=root-image,id=root-image,addr={PMEM_PCI_SLOT:#x}",
+            "-global", "migration.x-ignore-shared=on"]
+
+
 def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
               fabric_socket: Path | None) -> list[str]:
     c = machine.cluster
@@ -83,7 +122,7 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
                                   c.kernel_cmdline) if a)
     accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
     argv = [str(art.qemu), "-M", sun4m.MACHINE if sparc else "q35", "-accel", accel, "-smp", "1",
-            "-m", str(c.memory_mib),
+            "-m", str(c.memory_mib) if c.root_fs != "pmem" else pmem_memory_option(machine, art),
             "-icount", f"{c.node_icount_option(node)},sleep=off",
             "-rtc", f"clock=vm,base={RTC_BASE}",
             "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
@@ -101,8 +140,11 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     # and no RARP announcements of QEMU's own after a load: on a host timer, they
     # would be frames nobody's guest sent
     argv += ["-global", "migration.announce-rounds=0"]
-    argv += ["-kernel", str(art.kernel), "-initrd", str(art.initrd_for(machine.guest.packages)),
-             "-append", append]
+    if c.root_fs == "pmem":
+        argv += pmem_root_args(machine, art)
+    else:
+        argv += ["-initrd", str(initrd_of(machine, art))]
+    argv += ["-kernel", str(art.kernel), "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",
              "-serial", "chardev:console"]
