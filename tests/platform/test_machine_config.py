@@ -374,18 +374,18 @@ def test_memory_below_what_the_guest_needs_is_refused_before_boot():
     the floors are the measured ones with a margin: units.MIN_NODE_MIB with the root on
     a tmpfs (the default), units.MIN_NODE_MIB_RAMFS on a ramfs and MIN_NODE_MIB_PMEM on
     the read-only image (cluster.root_fs)."""
-    for small in (64, 128, "143M", units.MIN_NODE_MIB_PMEM - 1):
+    for small in (64, 96, "111M", units.MIN_NODE_MIB_PMEM - 1):
         with pytest.raises(MachineError, match=r"--set cluster.memory_mib=.*: cluster.memory_mib: .* "
-                                               r"the guest needs at least 144 MiB with its root on "
+                                               r"the guest needs at least 112 MiB with its root on "
                                                r"the read-only image \(root_fs = \"pmem\"\), 224 on "
                                                r"a ramfs and 248 on a tmpfs"):
             load_machine("plain", {"cluster.memory_mib": small, "cluster.root_fs": "pmem"})
-    for small in (144, 192, "223M", units.MIN_NODE_MIB_RAMFS - 1):
+    for small in (112, 192, "223M", units.MIN_NODE_MIB_RAMFS - 1):
         with pytest.raises(MachineError, match=r"memory_mib \d+: the guest needs at least 224 "
                                                r"MiB with its root on a ramfs"):
             load_machine("plain", {"cluster.memory_mib": small, "cluster.root_fs": "ramfs"})
-    pmem = load_machine("plain", {"cluster.memory_mib": "144M", "cluster.root_fs": "pmem"})
-    assert (pmem.cluster.memory_mib, pmem.cluster.root_fs) == (144, "pmem")
+    pmem = load_machine("plain", {"cluster.memory_mib": "112M", "cluster.root_fs": "pmem"})
+    assert (pmem.cluster.memory_mib, pmem.cluster.root_fs) == (112, "pmem")
     for small in (224, "247M", units.MIN_NODE_MIB - 1):
         with pytest.raises(MachineError, match=r"memory_mib 2\d\d: the guest needs at least 248 "
                                                r"MiB with its root on a tmpfs"):

@@ -34,11 +34,11 @@ MIN_NODE_MIB_RAMFS = 224
 # The least guest RAM per node whose root is the read-only image (cluster.root_fs =
 # "pmem", build/pmem_root.py): its files take no RAM, only the kernel, the boot initramfs
 # and what the node runs and writes do. Measured on 30 November 2026 (cold boots of
-# plain, -- "echo booted; free"): 128 MiB boots (48 MiB for the kernel to use, 20 free;
-# the image's device, above 4 GiB, makes the kernel keep 64 MiB of bounce buffers for
-# 32-bit DMA), 112 and 96 panic ("System is deadlocked on memory"), 64 does not start.
-# 144 leaves 16 MiB over that floor.
-MIN_NODE_MIB_PMEM = 144
+# plain, -- "echo booted; free", with 4 MiB of bounce buffers: node_command.py,
+# PMEM_SWIOTLB_SLABS): 96 MiB boots (45 MiB for the kernel to use, 17 free), 88 and 80
+# panic ("System is deadlocked on memory"), 72 and 64 stop before the kernel says
+# anything. 112 leaves 16 MiB over that floor.
+MIN_NODE_MIB_PMEM = 112
 _SCALE = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 

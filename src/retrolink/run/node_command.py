@@ -22,6 +22,7 @@ RTC_BASE_EPOCH_S = 946684800        # the same in seconds since 1970: the guests
 # the root image's virtio-pmem device (root_fs = "pmem"): a slot of its own (q35: 00:11.0),
 # beside the SCSI adapter's, so that the boards keep the slots they take
 PMEM_PCI_SLOT = 0x11
+PMEM_SWIOTLB_SLABS = 2048
 # A node's command reaches it in a fw_cfg file of this size, the script then NULs, and its
 # length in another (opt/retrolink/cmdlen, COMMAND_LENGTH_DIGITS digits). Every run of a
 # machine thus has the same fw_cfg directory, with or without a command, and the guest's
@@ -116,8 +117,12 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     mitigations = "mitigations=off" if c.mitigations == "off" else ""
     base = sun4m.KERNEL_ARGS if sparc else "console=ttyS0 panic=-1 loglevel=4 tsc=reliable"
     # the kernel unpacks the initramfs into a tmpfs unless told otherwise
-    # (Documentation/filesystems/ramfs-rootfs-initramfs.rst)
-    root_fs = "rootfstype=ramfs" if c.root_fs == "ramfs" else ""
+    # (Documentation/filesystems/ramfs-rootfs-initramfs.rst); the root image's device
+    # lies above 4 GiB, for which the kernel keeps bounce buffers for 32-bit DMA, 64 MiB
+    # of the RAM by default: the image is read by loads, never by DMA, and the RAM is
+    # below 4 GiB, so PMEM_SWIOTLB_SLABS of 2 KiB (4 MiB) are plenty
+    root_fs = {"ramfs": "rootfstype=ramfs",
+               "pmem": f"swiotlb={PMEM_SWIOTLB_SLABS}"}.get(c.root_fs, "")
     append = " ".join(a for a in (base, "" if sparc else mitigations, root_fs,
                                   c.kernel_cmdline) if a)
     accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
