@@ -5,7 +5,7 @@
  * may read or write out of bounds.
  *
  * An input is a header (RL_LS_FUZZ_HEADER bytes: the node id, little-endian u32;
- * flags; the node's granularity - 1) and then the file, struct rl_lockstep, truncated
+ * flags, FLAG_*; the node's granularity - 1) and then the file, struct rl_lockstep, truncated
  * or zero-padded. It runs what a QEMU node does with it (qemu/core/rl-lockstep.c):
  * refuse a node id of RL_MAX_NODES or more (rl_lockstep_open), copy the static part
  * and check the copy (rl_lockstep_start), and if it passed, compute the grant from
@@ -32,6 +32,8 @@ enum {
     FLAG_READ_ALL = 1,          /* the node has read every message the block counts */
     FLAG_FABRIC_HAS_FRAMES = 2, /* the fabric has every FRAME each slot counts */
     FLAG_SYNTHETIC_ODD = 4,     /* odd nodes are synthetic ones (the fabric's view) */
+    FLAG_HELD_AT_BARRIER = 8,   /* the barrier released even nodes at their slot's count
+                                   and odd ones one sync before it (barrier.c) */
 };
 
 static void *alloc(size_t n, size_t size)
@@ -94,6 +96,10 @@ static void fabric_side(struct rl_lockstep *file, const struct rl_ls_static *s, 
         n->reaction = s->reaction[k];
         n->lockstep = n->kind == NODE_VM && rl_ls_load(&file->node[k].active) != 0;
         n->frames_in = flags & FLAG_FABRIC_HAS_FRAMES ? file->node[k].frames : 0;
+        if (flags & FLAG_HELD_AT_BARRIER) {
+            uint64_t syncs = rl_ls_load(&file->node[k].syncs);
+            n->held_syncs = k % 2 && syncs ? syncs - 1 : syncs;
+        }
     }
     for (uint32_t k = 0; k < f->nnodes; k++) {
         why[0] = 0;

@@ -66,6 +66,8 @@ SEEDS = [
     fuzz_input(4, [[0, 1, 2, 3], [3, 1]], node=2, synthetic=(2,)),
     fuzz_input(256, [list(range(256))] * 16, node=255),
     fuzz_input(3, [[2, 0, 1]], flags=0),
+    # released from the boot barrier at their slots' counts (odd nodes one sync before)
+    fuzz_input(3, [[0, 1, 2]], flags=3 | 8),
 ]
 
 
