@@ -7,7 +7,7 @@ from pathlib import Path
 
 from retrolink import paths
 from retrolink.build import stamp
-from retrolink.build.artifacts import Artifacts, root_image_path
+from retrolink.build.artifacts import Artifacts
 from retrolink.build.lock import build_lock, build_lock_free
 from retrolink.build.jobs import Background
 from retrolink.progress import StepFailed
@@ -38,7 +38,7 @@ def build_all() -> Artifacts:
         done = stamp.current(inputs)
         if done is not None:
             return Artifacts(**done)
-    from retrolink.build import bootstrap, initramfs, layers, qemu_build
+    from retrolink.build import bootstrap, initramfs, layers, pmem_root, qemu_build
     from retrolink.build.guest_kernel import ensure_kernel
     from retrolink.build.ours_build import build_ours
     log = build_log()
@@ -64,7 +64,7 @@ def build_all() -> Artifacts:
             initramfs.assemble(kernel, stage, initrd, log)
             stacked = {f"initrd_{name}": layers.assemble(name, initrd, stage, log)
                        for name in layers.LAYERS}
-            pmem_boot = root_images(kernel, initrd, stacked, log)
+            pmem_boot = pmem_root.assemble_all(kernel, initrd, stacked, log)
             qemu = qemu_job.result()
         except BaseException:       # a failed step, or Ctrl-C: QEMU's build ends too
             failed.append(True)
@@ -78,21 +78,6 @@ def build_all() -> Artifacts:
         # seen by the next command
         stamp.write(inputs, vars(art))
     return art
-
-
-def root_images(kernel, initrd: Path, stacked: dict, log: Path) -> Path:
-    """The read-only root images of root_fs = "pmem" (pmem_root.py), one per initramfs
-    (the base's and each stacked one's), beside it; returns the boot initramfs."""
-    from retrolink.build import layers, pmem_root
-    from retrolink.progress import step
-    build = initrd.parent
-    with step("making the read-only root images (root_fs = \"pmem\")"):
-        base = initrd.with_suffix(".root")
-        pmem_root.assemble_image([base], root_image_path(initrd), log)
-        for name in layers.LAYERS:
-            pmem_root.assemble_image([base, layers.layer_path(build, name).with_suffix(".root")],
-                                     root_image_path(stacked[f"initrd_{name}"]), log)
-        return pmem_root.assemble_boot(kernel, pmem_root.boot_path(build), log)
 
 
 def last_built() -> Artifacts:

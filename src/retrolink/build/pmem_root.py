@@ -14,10 +14,12 @@ import shutil
 from pathlib import Path
 
 from retrolink import paths
+from retrolink.build import layers
+from retrolink.build.artifacts import root_image_path
 from retrolink.build.guest_kernel import GuestKernel
 from retrolink.build.initramfs import (BUSYBOX, IMAGE_MODULE_INDEXES, copy_kernel_files,
                                        write_cpio)
-from retrolink.progress import StepFailed, run_logged
+from retrolink.progress import StepFailed, run_logged, step
 
 INIT = paths.REPO / "guest" / "rootfs" / "init-pmem"
 # the Debian image's modules the boot initramfs loads (init-pmem: virtio_pmem's device,
@@ -78,3 +80,16 @@ def assemble_image(trees: list[Path], out: Path, log: Path) -> Path:
     if tree is not trees[0]:
         shutil.rmtree(tree)
     return out
+
+
+def assemble_all(kernel: GuestKernel, initrd: Path, stacked: dict, log: Path) -> Path:
+    """The root image of each initramfs (the base's, and each stacked one's: initrd_<layer>
+    in stacked), beside it; returns the boot initramfs."""
+    build = initrd.parent
+    with step("making the read-only root images (root_fs = \"pmem\")"):
+        base = initrd.with_suffix(".root")
+        assemble_image([base], root_image_path(initrd), log)
+        for name in layers.LAYERS:
+            assemble_image([base, layers.layer_path(build, name).with_suffix(".root")],
+                           root_image_path(stacked[f"initrd_{name}"]), log)
+        return assemble_boot(kernel, boot_path(build), log)

@@ -91,20 +91,21 @@ def root_image(machine: Machine, art: Artifacts) -> Path:
     return image
 
 
-def pmem_memory_option(machine: Machine, art: Artifacts) -> str:
-    """-m with room beside the RAM for the root image's device (a memory device)."""
-    image_mib = -(-root_image(machine, art).stat().st_size // (1 << 20))
-    return f"{machine.cluster.memory_mib},slots=1,maxmem={machine.cluster.memory_mib + image_mib}M"
+def memory_option(machine: Machine, image: Path | None) -> str:
+    """-m: the RAM, and with a root image room beside it for the image's device (a
+    memory device)."""
+    mib = machine.cluster.memory_mib
+    if image is None:
+        return str(mib)
+    return f"{mib},slots=1,maxmem={mib + -(-image.stat().st_size // (1 << 20))}M"
 
 
-def pmem_root_args(machine: Machine, art: Artifacts) -> list[str]:
-    """root_fs = "pmem" (build/pmem_root.py): the boot initramfs, and the read-only root
-    image as a virtio-pmem device that maps the one host file every node maps. Its RAM
-    block is shared and named by that file: x-ignore-shared leaves it out of the node's
-    snapshot, which the same file backs again at the load."""
-    image = root_image(machine, art)
-    return ["-initrd", str(initrd_of(machine, art)),
-            "-object", f"memory-backend-file,id=root-image,mem-path={image},"
+def pmem_root_args(image: Path) -> list[str]:
+    """root_fs = "pmem" (build/pmem_root.py): the read-only root image as a virtio-pmem
+    device that maps the one host file every node maps. Its RAM block is shared and
+    named by that file: x-ignore-shared leaves it out of the node's snapshot, which the
+    same file backs again at the load."""
+    return ["-object", f"memory-backend-file,id=root-image,mem-path={image},"
                        f"size={image.stat().st_size},share=on,readonly=on",
             "-device", f"virtio-pmem-pci,memdev=root-image,id=root-image,addr={PMEM_PCI_SLOT:#x}",
             "-global", "migration.x-ignore-shared=on"]
@@ -126,8 +127,9 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     append = " ".join(a for a in (base, "" if sparc else mitigations, root_fs,
                                   c.kernel_cmdline) if a)
     accel = f"tcg,tb-size={c.tb_size_mib}" if c.tb_size_mib else "tcg"
+    image = root_image(machine, art) if c.root_fs == "pmem" else None
     argv = [str(art.qemu), "-M", sun4m.MACHINE if sparc else "q35", "-accel", accel, "-smp", "1",
-            "-m", str(c.memory_mib) if c.root_fs != "pmem" else pmem_memory_option(machine, art),
+            "-m", memory_option(machine, image),
             "-icount", f"{c.node_icount_option(node)},sleep=off",
             "-rtc", f"clock=vm,base={RTC_BASE}",
             "-nodefaults", "-display", "none", "-no-reboot", "-no-user-config"]
@@ -145,11 +147,10 @@ def node_argv(machine: Machine, node: int, art: Artifacts, files: NodeFiles,
     # and no RARP announcements of QEMU's own after a load: on a host timer, they
     # would be frames nobody's guest sent
     argv += ["-global", "migration.announce-rounds=0"]
-    if c.root_fs == "pmem":
-        argv += pmem_root_args(machine, art)
-    else:
-        argv += ["-initrd", str(initrd_of(machine, art))]
-    argv += ["-kernel", str(art.kernel), "-append", append]
+    if image is not None:
+        argv += pmem_root_args(image)
+    argv += ["-kernel", str(art.kernel), "-initrd", str(initrd_of(machine, art)),
+             "-append", append]
     # console and result port are files: never back-pressure, so outside the timed path
     argv += ["-chardev", f"file,id=console,path={files.console_log}",
              "-serial", "chardev:console"]
