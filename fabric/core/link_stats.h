@@ -39,6 +39,22 @@ static inline void link_print(FILE *out, const struct link_stats *s, int first)
 /* No topology parameter (a time in ns, a rate in bytes/s, a count) is larger. */
 #define TOPO_PARAM_MAX UINT64_C(1000000000000)
 
+/*
+ * The bytes a frame of len bytes holds a link for: its framing (overhead) and the frame,
+ * padded to min_frame (min_frame_bytes: the least frame the protocol has, such as
+ * Ethernet's 60 bytes without FCS or a header every frame carries). So no frame is
+ * shorter on the wire than the protocol allows, and the network's least latency, the
+ * lock-step's lookahead, counts the least frame.
+ */
+static inline uint64_t frame_wire_bytes(uint64_t len, uint64_t min_frame, uint64_t overhead)
+{
+    return max64(len, min_frame) + overhead;
+}
+
+/* min_frame_bytes no larger than mtu: 0, or -1 with err filled. */
+int topo_check_min_frame(uint64_t min_frame, uint64_t mtu, const char *topo, char *err,
+                         size_t errlen);
+
 /* Look up key in parallel key/value arrays; marks it used. */
 int topo_param(char **keys, char **vals, int n, bool *used, const char *key, bool required,
                uint64_t *out, char *err, size_t errlen);

@@ -8,11 +8,11 @@
  * The switches are pipelined (cut-through): a packet's head takes prop_ns on
  * each link plus stage_delay_ns in each switch, and its body follows at the
  * link rate. A packet of N bytes holds each link it crosses for
- * ceil((N + overhead_bytes) / rate). Two packets that want the same switch
- * output are served first come first served (ties in event order); the loser
- * waits in the switch, whose buffers are not limited (a documented choice:
- * no back-pressure into earlier stages). An unloaded packet arrives
- * (stages + 1) * prop_ns + stages * stage_delay_ns + ceil((N + overhead) / rate)
+ * ceil((max(N, min_frame_bytes) + overhead_bytes) / rate). Two packets that
+ * want the same switch output are served first come first served (ties in
+ * event order); the loser waits in the switch, whose buffers are not limited
+ * (a documented choice: no back-pressure into earlier stages). An unloaded packet arrives
+ * (stages + 1) * prop_ns + stages * stage_delay_ns + that time on a link
  * after it was ready.
  *
  * Links are numbered: port i's injection link is i; the output p of column j
@@ -27,7 +27,7 @@
 enum { MIN_HEAD };            /* a packet's head reaches a switch's input */
 
 struct min {
-    uint64_t rate, prop, overhead, mtu, stage_delay, k, stages;
+    uint64_t rate, prop, overhead, mtu, min_frame, stage_delay, k, stages;
     uint64_t ports;           /* k^stages */
     uint64_t *free_at;        /* per link */
     struct link_stats *stats; /* per link, named lazily */
@@ -51,7 +51,9 @@ static int min_configure(struct network *net, char **keys, char **vals, int n, c
         topo_param(keys, vals, n, used, "prop_ns", false, &m->prop, err, errlen) ||
         topo_param(keys, vals, n, used, "overhead_bytes", false, &m->overhead, err, errlen) ||
         topo_param(keys, vals, n, used, "mtu", false, &m->mtu, err, errlen) ||
-        topo_unused(keys, n, used, "min", err, errlen)) {
+        topo_param(keys, vals, n, used, "min_frame_bytes", false, &m->min_frame, err, errlen) ||
+        topo_unused(keys, n, used, "min", err, errlen) ||
+        topo_check_min_frame(m->min_frame, m->mtu, "min", err, errlen)) {
         free(m);
         return -1;
     }
@@ -74,7 +76,7 @@ static int min_configure(struct network *net, char **keys, char **vals, int n, c
 
 static uint64_t wire_ns(const struct min *m, uint64_t bytes)
 {
-    return bytes_ns(bytes + m->overhead, m->rate);
+    return bytes_ns(frame_wire_bytes(bytes, m->min_frame, m->overhead), m->rate);
 }
 
 /* Column j: shuffle (rotate the k-ary digits left), then set the last digit

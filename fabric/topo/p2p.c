@@ -1,7 +1,8 @@
 /*
  * Point-to-point full-duplex link between nodes 0 and 1. Each direction is a
  * FIFO: a frame of N bytes ready at r starts at max(r, end of the previous
- * frame) and arrives ceil((N + overhead_bytes) * 1e9 / rate) + prop_ns later.
+ * frame) and arrives ceil((max(N, min_frame_bytes) + overhead_bytes) * 1e9 / rate) +
+ * prop_ns later (a frame shorter than min_frame_bytes is padded on the wire).
  * A broadcast goes to the other end, the only other node.
  */
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 #include "link_stats.h"
 
 struct p2p {
-    uint64_t rate, prop, overhead, mtu;
+    uint64_t rate, prop, overhead, mtu, min_frame;
     uint64_t free_at[2];
     struct link_stats stats[2];
 };
@@ -25,7 +26,9 @@ static int p2p_configure(struct network *net, char **keys, char **vals, int n, c
         topo_param(keys, vals, n, used, "prop_ns", false, &p->prop, err, errlen) ||
         topo_param(keys, vals, n, used, "overhead_bytes", false, &p->overhead, err, errlen) ||
         topo_param(keys, vals, n, used, "mtu", false, &p->mtu, err, errlen) ||
-        topo_unused(keys, n, used, "p2p", err, errlen)) {
+        topo_param(keys, vals, n, used, "min_frame_bytes", false, &p->min_frame, err, errlen) ||
+        topo_unused(keys, n, used, "p2p", err, errlen) ||
+        topo_check_min_frame(p->min_frame, p->mtu, "p2p", err, errlen)) {
         free(p);
         return -1;
     }
@@ -54,7 +57,7 @@ static void p2p_inject(struct network *net, struct frame *fr, uint64_t now)
     }
     int dir = fr->src;
     uint64_t start = max64(now, p->free_at[dir]);
-    uint64_t tx = bytes_ns(fr->len + p->overhead, p->rate);
+    uint64_t tx = bytes_ns(frame_wire_bytes(fr->len, p->min_frame, p->overhead), p->rate);
     p->free_at[dir] = start + tx;
     link_count(&p->stats[dir], fr, start - now);
     fabric_trace(net, start, "start", fr);
@@ -69,7 +72,7 @@ static void p2p_event(struct network *net, int kind, uint64_t now, void *ptr, ui
 static uint64_t p2p_min_latency(struct network *net)
 {
     struct p2p *p = net->state;
-    return max64(1, bytes_ns(p->overhead, p->rate) + p->prop);
+    return max64(1, bytes_ns(frame_wire_bytes(0, p->min_frame, p->overhead), p->rate) + p->prop);
 }
 
 static void p2p_stats(struct network *net, FILE *out)

@@ -92,3 +92,14 @@ int topo_unused(char **keys, int n, const bool *used, const char *topo, char *er
     }
     return 0;
 }
+
+int topo_check_min_frame(uint64_t min_frame, uint64_t mtu, const char *topo, char *err,
+                         size_t errlen)
+{
+    if (min_frame > mtu) {
+        snprintf(err, errlen, "%s: min_frame_bytes=%llu is larger than mtu=%llu", topo,
+                 (unsigned long long)min_frame, (unsigned long long)mtu);
+        return -1;
+    }
+    return 0;
+}

@@ -4,9 +4,9 @@
  *
  * The token takes hop = station_delay_ns + token_bytes/rate to pass from one
  * station to the next. A station with frames seizes it when it arrives,
- * transmits frames back to back (each ceil((len + overhead) / rate)) while its
- * token holding time lasts (thtt_ns; 0 = one frame per visit), and releases it
- * when its last frame ends (early token release). As in FDDI, a frame the
+ * transmits frames back to back (each ceil((max(len, min_frame_bytes) +
+ * overhead) / rate)) while its token holding time lasts (thtt_ns; 0 = one frame
+ * per visit), and releases it when its last frame ends (early token release). As in FDDI, a frame the
  * holder queues while it transmits still goes out in this visit if the holding
  * time has not run out when the frame before it ends. A frame reaches station d
  * from station s after its transmission plus ((d - s) mod N) station delays;
@@ -23,7 +23,7 @@
 enum { RING_SEIZE, RING_RELEASE };
 
 struct ring {
-    uint64_t rate, station_delay, overhead, mtu, token_bytes, thtt;
+    uint64_t rate, station_delay, overhead, mtu, min_frame, token_bytes, thtt;
     uint64_t hop;             /* token passing time per station */
     uint32_t n;
     uint32_t released_at_station;
@@ -52,11 +52,15 @@ static int ring_configure(struct network *net, char **keys, char **vals, int n, 
         topo_param(keys, vals, n, used, "mtu", false, &r->mtu, err, errlen) ||
         topo_param(keys, vals, n, used, "token_bytes", false, &r->token_bytes, err, errlen) ||
         topo_param(keys, vals, n, used, "thtt_ns", false, &r->thtt, err, errlen) ||
-        topo_unused(keys, n, used, "token_ring", err, errlen)) {
+        topo_param(keys, vals, n, used, "min_frame_bytes", false, &r->min_frame, err, errlen) ||
+        topo_unused(keys, n, used, "token_ring", err, errlen) ||
+        topo_check_min_frame(r->min_frame, r->mtu, "token_ring", err, errlen)) {
+        free(r);
         return -1;
     }
     if (!r->rate || !r->station_delay) {
         snprintf(err, errlen, "token_ring needs rate > 0 and station_delay_ns > 0");
+        free(r);
         return -1;
     }
     r->n = net->n;
@@ -108,7 +112,7 @@ static void plan_seizure(struct network *net, struct ring *r, uint64_t now)
 /* Put one frame of the token holder on the ring at `at`; returns when it ends. */
 static uint64_t transmit(struct network *net, struct ring *r, struct frame *fr, uint64_t at)
 {
-    uint64_t tx = bytes_ns(fr->len + r->overhead, r->rate);
+    uint64_t tx = bytes_ns(frame_wire_bytes(fr->len, r->min_frame, r->overhead), r->rate);
 
     link_count(&r->stats[fr->src], fr, at - fr->ready);
     fabric_trace(net, at, "start", fr);
@@ -188,7 +192,7 @@ static void ring_event(struct network *net, int kind, uint64_t now, void *ptr, u
 static uint64_t ring_min_latency(struct network *net)
 {
     struct ring *r = net->state;
-    return bytes_ns(r->overhead, r->rate) + r->station_delay;
+    return bytes_ns(frame_wire_bytes(0, r->min_frame, r->overhead), r->rate) + r->station_delay;
 }
 
 static void ring_stats(struct network *net, FILE *out)

@@ -6,8 +6,8 @@
  * Each link direction is a transmitter with a FIFO and a credit count. A
  * transmitter sends the frame at the head of its queue when its link is free
  * and it holds a credit; a frame of N bytes occupies the link for
- * ceil((N + overhead_bytes) / rate) and reaches the far end prop_ns after it
- * ends. Credits (bb_credit receive buffers at each end of every link) come
+ * ceil((max(N, min_frame_bytes) + overhead_bytes) / rate) and reaches the far
+ * end prop_ns after it ends. Credits (bb_credit receive buffers at each end of every link) come
  * back as R_RDY (rrdy_bytes on the wire, then prop_ns) when the receiving
  * buffer is freed:
  *  - the switch frees an input buffer when the frame has left through its
@@ -34,7 +34,7 @@ struct sw_tx {
 };
 
 struct sw {
-    uint64_t rate, prop, overhead, mtu, switch_delay, bb_credit, rrdy_bytes;
+    uint64_t rate, prop, overhead, mtu, min_frame, switch_delay, bb_credit, rrdy_bytes;
     uint32_t n;
     struct sw_tx *tx;         /* 2n transmitters */
 };
@@ -55,7 +55,9 @@ static int sw_configure(struct network *net, char **keys, char **vals, int n, ch
         topo_param(keys, vals, n, used, "switch_delay_ns", false, &s->switch_delay, err, errlen) ||
         topo_param(keys, vals, n, used, "bb_credit", false, &s->bb_credit, err, errlen) ||
         topo_param(keys, vals, n, used, "rrdy_bytes", false, &s->rrdy_bytes, err, errlen) ||
-        topo_unused(keys, n, used, "switch", err, errlen)) {
+        topo_param(keys, vals, n, used, "min_frame_bytes", false, &s->min_frame, err, errlen) ||
+        topo_unused(keys, n, used, "switch", err, errlen) ||
+        topo_check_min_frame(s->min_frame, s->mtu, "switch", err, errlen)) {
         free(s);
         return -1;
     }
@@ -81,7 +83,7 @@ static int sw_configure(struct network *net, char **keys, char **vals, int n, ch
 
 static uint64_t wire_ns(const struct sw *s, uint64_t bytes)
 {
-    return bytes_ns(bytes + s->overhead, s->rate);
+    return bytes_ns(frame_wire_bytes(bytes, s->min_frame, s->overhead), s->rate);
 }
 
 /* Send what transmitter i can send now; plan a retry when its link frees. */

@@ -49,3 +49,14 @@ class OverheadNetwork(NetworkBase):
     Ethernet topologies spell theirs out instead: ethernet.py)."""
     overhead_bytes: int = param(0, ge=0, le=4096, unit="bytes",
                                 source="the machine file: framing sent with every frame")
+    min_frame_bytes: int = param(0, ge=0, le=65536, unit="bytes",
+                                 source="the machine file: the protocol's least frame, "
+                                        "overhead_bytes not counted (a header every frame "
+                                        "carries; Ethernet's 60 bytes without its FCS); a "
+                                        "shorter frame is padded on the wire")
+
+    def check(self, stations: int) -> list[str]:
+        if self.min_frame_bytes > self.mtu:
+            return [f"min_frame_bytes = {self.min_frame_bytes} is larger than mtu = "
+                    f"{self.mtu}: a frame cannot be padded past the largest frame"]
+        return []

@@ -18,8 +18,9 @@ class MinNetwork(OverheadNetwork):
     prop_ns: TopoNs = param(0, unit="ns", source="our choice: cables folded into stage_delay_ns")
 
     def check(self, stations: int) -> list[str]:
+        problems = super().check(stations)
         if self.k ** self.stages < stations:
-            return [f"{self.k}x{self.k} switches in {self.stages} stages give "
-                    f"{self.k ** self.stages} ports, this network has {stations} stations; "
-                    "raise stages or k"]
-        return []
+            problems.append(f"{self.k}x{self.k} switches in {self.stages} stages give "
+                            f"{self.k ** self.stages} ports, this network has {stations} "
+                            "stations; raise stages or k")
+        return problems

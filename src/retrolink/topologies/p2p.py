@@ -10,6 +10,8 @@ class P2PNetwork(OverheadNetwork):
     prop_ns: TopoNs = param(0, unit="ns", source="the machine file: signal propagation")
 
     def check(self, stations: int) -> list[str]:
+        problems = super().check(stations)
         if stations != 2:
-            return [f"topology = \"p2p\" joins exactly 2 stations, this network has {stations}"]
-        return []
+            problems.append(f"topology = \"p2p\" joins exactly 2 stations, this network has "
+                            f"{stations}")
+        return problems
