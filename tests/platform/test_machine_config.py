@@ -157,14 +157,14 @@ def test_switch_and_min_reach_the_fabric_with_every_parameter(tmp_path):
     sw = load_machine(write(tmp_path, GOOD.replace('topology = "token_ring"', 'topology = "switch"')
                             .replace("station_delay_ns = 1000", "bb_credit = 4\nmtu = 4500")))
     text = fabric_config_text(sw, tmp_path / "s", tmp_path / "st.json", None)
-    assert ("topology switch bb_credit=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
-            "rrdy_bytes=4 switch_delay_ns=0") in text
+    assert ("topology switch bb_credit=4 min_frame_bytes=0 mtu=4500 overhead_bytes=0 prop_ns=0 "
+            "rate=12500000 rrdy_bytes=4 switch_delay_ns=0") in text
     mn = load_machine(write(tmp_path, GOOD.replace('topology = "token_ring"', 'topology = "min"')
                             .replace('model = "sx"', 'model = "cenju3"')
                             .replace("station_delay_ns = 1000", "stage_delay_ns = 250\nmtu = 4500")))
     text = fabric_config_text(mn, tmp_path / "s", tmp_path / "st.json", None)
-    assert ("topology min k=4 mtu=4500 overhead_bytes=0 prop_ns=0 rate=12500000 "
-            "stage_delay_ns=250 stages=4") in text
+    assert ("topology min k=4 min_frame_bytes=0 mtu=4500 overhead_bytes=0 prop_ns=0 "
+            "rate=12500000 stage_delay_ns=250 stages=4") in text
 
 
 def test_nodes_may_run_at_different_speeds(tmp_path):
