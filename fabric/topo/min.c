@@ -11,9 +11,9 @@
  * ceil((max(N, min_frame_bytes) + overhead_bytes) / rate). Two packets that
  * want the same switch output are served first come first served (ties in
  * event order); the loser waits in the switch, whose buffers are not limited
- * (a documented choice: no back-pressure into earlier stages). An unloaded packet arrives
- * (stages + 1) * prop_ns + stages * stage_delay_ns + that time on a link
- * after it was ready.
+ * (a documented choice: no back-pressure into earlier stages). An unloaded
+ * packet arrives (stages + 1) * prop_ns + stages * stage_delay_ns + that time
+ * on a link after it was ready.
  *
  * Links are numbered: port i's injection link is i; the output p of column j
  * is (j + 1) * ports + p (the last column's outputs lead to the nodes).

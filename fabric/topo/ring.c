@@ -6,11 +6,12 @@
  * station to the next. A station with frames seizes it when it arrives,
  * transmits frames back to back (each ceil((max(len, min_frame_bytes) +
  * overhead) / rate)) while its token holding time lasts (thtt_ns; 0 = one frame
- * per visit), and releases it when its last frame ends (early token release). As in FDDI, a frame the
- * holder queues while it transmits still goes out in this visit if the holding
- * time has not run out when the frame before it ends. A frame reaches station d
- * from station s after its transmission plus ((d - s) mod N) station delays;
- * a broadcast reaches every other station so, each at its own distance.
+ * per visit), and releases it when its last frame ends (early token release).
+ * As in FDDI, a frame the holder queues while it transmits still goes out in
+ * this visit if the holding time has not run out when the frame before it ends.
+ * A frame reaches station d from station s after its transmission plus
+ * ((d - s) mod N) station delays; a broadcast reaches every other station so,
+ * each at its own distance.
  *
  * An idle ring costs nothing: the token's position is computed from where and
  * when it was last released, and only the next seizure is an event.
