@@ -61,24 +61,6 @@
  * other core (docs/experiments/2026-11-27-lockstep-look-interval.md).
  */
 #define RL_SPIN_PAUSES          4
-/*
- * While the reading gives a grant that is still short, the node looks again once the
- * grant can have grown by what is missing, at half the host time that took before
- * (the grant grows as the peers' clocks do), within these bounds: every look reads
- * the lines a running peer writes at every TB (its live clock), and each look makes
- * them change cores, which slows that peer. Measured 2026-11-30 (commit 0c1ecb4),
- * 6 alternating bench fabric runs each: the synchronised busy second 8-12% cheaper
- * on eth-pair, puma-iii and cenju-3
- * (docs/experiments/2026-11-30-lockstep-looking-when-the-grant-can-have-grown.md).
- */
-#define RL_LOOK_MIN_NS          60
-#define RL_LOOK_MAX_NS          2000
-/* host ns per virtual ns of grant, as estimated: clamped to what a guest can cost */
-#define RL_LOOK_RATE_MIN        0.05
-#define RL_LOOK_RATE_MAX        4.0
-#define RL_LOOK_RATE_START      0.5     /* a 125 MIPS guest on the machines measured */
-/* the least growth of the grant (virtual ns), and twice it of host time, to estimate from */
-#define RL_LOOK_SPAN_NS         50
 
 typedef struct RlLink RlLink;
 
@@ -114,7 +96,6 @@ struct RlLink {
     QEMUTimer *sync_timer;
     QEMUTimer *progress_timer;   /* half-way to the grant: publish, do not wait */
     bool progress_told;      /* the fabric has had a PROGRESS since our last publication */
-    double look_rate;        /* host ns a waiting node saw its grant take per virtual ns */
     uint64_t grant;          /* may run up to here */
     uint64_t promised;       /* last promise sent: no frame may be ready before it */
     uint64_t reached;        /* an access's wait ran the node's events to here, its vCPU
@@ -442,25 +423,6 @@ static void rl_lockstep_before_wait(RlLink *l)
     }
 }
 
-/*
- * Spinning, the host time until the next look: the grant is @grant, @need is what the
- * wait takes; *t0 and *g0 hold the first look of this wait that gave a grant, from
- * which the rate of growth is estimated.
- */
-static int64_t rl_look_away_ns(RlLink *l, int64_t now, uint64_t grant, uint64_t need,
-                               int64_t *t0, uint64_t *g0)
-{
-    if (!*t0 || grant < *g0) {
-        *t0 = now;
-        *g0 = grant;
-    } else if (grant > *g0 + RL_LOOK_SPAN_NS && now > *t0 + 2 * RL_LOOK_SPAN_NS) {
-        double rate = (double)(now - *t0) / (grant - *g0);
-        l->look_rate = MIN(MAX(rate, RL_LOOK_RATE_MIN), RL_LOOK_RATE_MAX);
-    }
-    double away = need > grant ? (need - grant) * l->look_rate / 2 : 0;
-    return MIN(MAX(away, RL_LOOK_MIN_NS), RL_LOOK_MAX_NS);
-}
-
 /* Where a sync point looks for a grant in the lock-step file */
 typedef enum RlWait {
     RL_WAIT_IN_LOOP,   /* in the vCPU loop (the deadline hook): never read the socket */
@@ -478,8 +440,6 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t fit, uint64_t 
     int64_t start = get_clock(), t = start;
     int64_t spin_until = rl_lockstep_crowded(l->ls) ? start : start + RL_SPIN_NS;
     bool fenced = false;
-    uint64_t need = MAX(beyond + 1, fit), g0 = 0;
-    int64_t t0 = 0;
 
     for (unsigned i = 1; l->up; i++) {
         int r = rl_lockstep_grant(l->ls, l->msgs_in, l->granularity, grant);
@@ -511,12 +471,6 @@ static bool rl_lockstep_wait(RlLink *l, uint64_t beyond, uint64_t fit, uint64_t 
         }
         if (t >= spin_until) {
             sched_yield();
-        } else if (r == RL_LS_OK) {
-            int64_t now = get_clock();
-            int64_t until = now + rl_look_away_ns(l, now, *grant, need, &t0, &g0);
-            while ((t = get_clock()) < until) {
-                cpu_relax();
-            }
         } else {
             for (int p = 0; p < RL_SPIN_PAUSES; p++) {
                 cpu_relax();
@@ -1251,7 +1205,6 @@ static RlLink *rl_link_connect(const char *socket_path, uint32_t node, Error **e
     l->granularity = MAX(icount_to_ns_max(1), 1);
     l->ls = rl_lockstep_open(socket_path, node);
     l->reaction = RL_TIME_NEVER;
-    l->look_rate = RL_LOOK_RATE_START;
     l->exit_notifier.notify = rl_exit_notify;
     qemu_add_exit_notifier(&l->exit_notifier);
     l->shutdown_notifier.notify = rl_shutdown_notify;
